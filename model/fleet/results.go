@@ -1,0 +1,78 @@
+package fleet
+
+import "time"
+
+// Results is everything one run produced, in the form the outputs need it.
+// It holds no wall-clock figures: two runs of the same scenario and seed
+// produce equal Results.
+type Results struct {
+	// Scenario is the scenario's name; Description its one-line description.
+	Scenario    string
+	Description string
+	// Seed is the run seed every random stream was derived from.
+	Seed uint64
+	// Clients is the number of simulated clients in the fleet.
+	Clients int
+	// Duration is the virtual time the run covered.
+	Duration time.Duration
+	// Events is the number of kernel events processed.
+	Events uint64
+
+	// SampleInterval is the virtual time between two samples. Sample i was
+	// taken at virtual time i*SampleInterval, so every Series has one value
+	// per sample and len(Values) == Samples for all of them.
+	SampleInterval time.Duration
+	Samples        int
+	// Series are the time series sampled over the run, in a fixed order.
+	Series []Series
+
+	// Metrics are the headline figures, each under a dotted path that is
+	// its place in summary.json ("fleet.clients_started"). They are sorted
+	// by Path.
+	Metrics []Metric
+
+	// Intervals are per-entity spans of virtual time (a client's lifetime,
+	// later its RPC failure windows), sorted by Start, then Entity.
+	Intervals []Interval
+
+	// Faults are the spans of virtual time in which the scenario injected
+	// something (a restart, an outage); reports shade them on every chart.
+	Faults []Fault
+
+	// Resolved is the scenario as run, with every default filled in, as
+	// TOML: enough to reproduce the run from the report alone.
+	Resolved string
+}
+
+// Series is one sampled time series.
+type Series struct {
+	// Name identifies the series ("clients.running"); Title is for people.
+	Name  string
+	Title string
+	// Unit names what a value counts ("clients", "events/s").
+	Unit string
+	// Values holds one value per sample.
+	Values []float64
+}
+
+// Metric is one headline figure.
+type Metric struct {
+	Path  string
+	Value float64
+}
+
+// Interval is a span of virtual time of one entity.
+type Interval struct {
+	Entity string
+	Kind   string
+	Start  time.Duration
+	End    time.Duration
+}
+
+// Fault is a span of virtual time in which a fault or scenario event was
+// active.
+type Fault struct {
+	Label string
+	Start time.Duration
+	End   time.Duration
+}
