@@ -1,0 +1,218 @@
+package viz
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// SummarySchema is the value of the "schema" key of every summary.json this
+// package writes. It changes when the meaning or layout of a key changes.
+const SummarySchema = "xdssim.summary/v1"
+
+// headerKeys are the keys summary.json starts with, in this order, before
+// the metrics. A metric path may not begin with one of them.
+var headerKeys = []string{"schema", "scenario", "seed", "clients", "virtual_seconds", "events"}
+
+// Summary renders r as summary.json: 2-space indented JSON holding, in this
+// order, "schema" (SummarySchema), "scenario", "seed", "clients",
+// "virtual_seconds" and "events", then every Metric nested by its dotted path
+// ("fleet.clients_started": 300 becomes "fleet": {"clients_started": 300}),
+// with the keys of every metric object sorted. Numbers print as the shortest
+// decimal that reads back as the same float64, integral ones without a
+// fraction. The output ends with a newline.
+//
+// It is an error for a metric to be NaN or infinite, for a path to have an
+// empty segment, and for a path to collide with a header key or with another
+// path (two equal paths, or "a" beside "a.b"). The error names the metric.
+func Summary(r *fleet.Results) ([]byte, error) {
+	if r == nil {
+		return nil, fmt.Errorf("viz: summary.json: no results")
+	}
+	tree, err := metricTree(r.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("viz: summary.json: %w", err)
+	}
+
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	fmt.Fprintf(&b, "  \"schema\": %s,\n", quoteJSON(SummarySchema))
+	fmt.Fprintf(&b, "  \"scenario\": %s,\n", quoteJSON(r.Scenario))
+	fmt.Fprintf(&b, "  \"seed\": %s,\n", strconv.FormatUint(r.Seed, 10))
+	fmt.Fprintf(&b, "  \"clients\": %s,\n", strconv.Itoa(r.Clients))
+	fmt.Fprintf(&b, "  \"virtual_seconds\": %s,\n", formatSeconds(r.Duration))
+	fmt.Fprintf(&b, "  \"events\": %s", strconv.FormatUint(r.Events, 10))
+	for _, k := range tree.sortedKeys() {
+		b.WriteString(",\n")
+		writeMember(&b, 1, k, tree.children[k])
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes(), nil
+}
+
+// WriteSummary writes Summary(r) to w.
+func WriteSummary(w io.Writer, r *fleet.Results) error {
+	b, err := Summary(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Lookup returns the number summary.json would hold for r at the dotted
+// path: one of the numeric header keys ("seed", "clients",
+// "virtual_seconds", "events") or the path of a Metric
+// ("fleet.clients_started"). It reports false for any other path, including
+// a path that names an object of the summary ("fleet") rather than a number.
+func Lookup(r *fleet.Results, path string) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	switch path {
+	case "seed":
+		return float64(r.Seed), true
+	case "clients":
+		return float64(r.Clients), true
+	case "virtual_seconds":
+		return r.Duration.Seconds(), true
+	case "events":
+		return float64(r.Events), true
+	}
+	for _, m := range r.Metrics {
+		if m.Path == path {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+// LookupSummary resolves a dotted path in the bytes of a summary.json the
+// way Lookup does in Results: each segment names a key one level deeper, and
+// the last must hold a number. It reports false when the path is missing,
+// names a string or an object, or summary is not valid JSON.
+func LookupSummary(summary []byte, path string) (float64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(summary))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return 0, false
+	}
+	for _, seg := range strings.Split(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		if v, ok = obj[seg]; !ok {
+			return 0, false
+		}
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+// metricNode is one key of the nested metric objects: either a leaf holding
+// a metric's value or an object of further keys.
+type metricNode struct {
+	path     string // the full dotted path of the metric, for leaves
+	value    float64
+	children map[string]*metricNode // nil for leaves
+}
+
+func (n *metricNode) sortedKeys() []string {
+	keys := make([]string, 0, len(n.children))
+	for k := range n.children {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// metricTree nests the metrics by their dotted paths, checking that every
+// value is finite and that no two paths collide.
+func metricTree(metrics []fleet.Metric) (*metricNode, error) {
+	root := &metricNode{children: map[string]*metricNode{}}
+	// prefix records, for each object node, the first metric path that
+	// created it, so that a collision names both metrics.
+	prefix := map[*metricNode]string{}
+	for _, m := range metrics {
+		if !finite(m.Value) {
+			return nil, fmt.Errorf("metric %q is %v; summary.json holds only finite numbers", m.Path, m.Value)
+		}
+		segs := strings.Split(m.Path, ".")
+		for _, s := range segs {
+			if s == "" {
+				return nil, fmt.Errorf("metric path %q has an empty segment", m.Path)
+			}
+		}
+		for _, h := range headerKeys {
+			if segs[0] == h {
+				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
+			}
+		}
+		n := root
+		for i, s := range segs {
+			child, ok := n.children[s]
+			last := i == len(segs)-1
+			switch {
+			case ok && child.children == nil:
+				return nil, fmt.Errorf("metric %q collides with metric %q", m.Path, child.path)
+			case ok && last:
+				return nil, fmt.Errorf("metric %q collides with metric %q", m.Path, prefix[child])
+			case ok:
+				n = child
+			case last:
+				n.children[s] = &metricNode{path: m.Path, value: m.Value}
+			default:
+				child = &metricNode{children: map[string]*metricNode{}}
+				prefix[child] = m.Path
+				n.children[s] = child
+				n = child
+			}
+		}
+	}
+	return root, nil
+}
+
+// writeMember writes `"key": value` at the given depth of indentation,
+// recursing into objects.
+func writeMember(b *bytes.Buffer, depth int, key string, n *metricNode) {
+	indent := strings.Repeat("  ", depth)
+	b.WriteString(indent)
+	b.WriteString(quoteJSON(key))
+	b.WriteString(": ")
+	if n.children == nil {
+		b.WriteString(formatNumber(n.value))
+		return
+	}
+	b.WriteString("{\n")
+	for i, k := range n.sortedKeys() {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		writeMember(b, depth+1, k, n.children[k])
+	}
+	b.WriteString("\n")
+	b.WriteString(indent)
+	b.WriteString("}")
+}
+
+// quoteJSON returns s as a JSON string, leaving <, > and & readable.
+// Invalid UTF-8 becomes U+FFFD, as in encoding/json.
+func quoteJSON(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return strings.TrimSuffix(b.String(), "\n")
+}

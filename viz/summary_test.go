@@ -1,0 +1,243 @@
+package viz
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// TestSummaryKeyOrderAndNesting pins summary.json byte for byte: the header
+// keys first in their fixed order, then the metrics nested by dotted path
+// with keys sorted at every level, 2-space indentation, a final newline.
+// Reference: DESIGN.md, Outputs (summary.json) and Determinism contract.
+func TestSummaryKeyOrderAndNesting(t *testing.T) {
+	r := &fleet.Results{
+		Scenario: "primary-outage",
+		Seed:     42,
+		Clients:  300,
+		Duration: 10 * time.Minute,
+		Events:   1234567,
+		// Deliberately not sorted by Path: the output must not depend on it.
+		Metrics: []fleet.Metric{
+			{Path: "xds.resource_timer.fired", Value: 17},
+			{Path: "fleet.clients_started", Value: 300},
+			{Path: "rpc.failure_window.p99_seconds", Value: 4.25},
+			{Path: "rpc.failed", Value: 1234},
+			{Path: "a_first", Value: 0.1},
+			{Path: "rpc.failure_window.p50_seconds", Value: 1.5},
+		},
+	}
+	const want = `{
+  "schema": "xdssim.summary/v1",
+  "scenario": "primary-outage",
+  "seed": 42,
+  "clients": 300,
+  "virtual_seconds": 600,
+  "events": 1234567,
+  "a_first": 0.1,
+  "fleet": {
+    "clients_started": 300
+  },
+  "rpc": {
+    "failed": 1234,
+    "failure_window": {
+      "p50_seconds": 1.5,
+      "p99_seconds": 4.25
+    }
+  },
+  "xds": {
+    "resource_timer": {
+      "fired": 17
+    }
+  }
+}
+`
+	got, err := Summary(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)
+	}
+	if !json.Valid(got) {
+		t.Error("Summary() is not valid JSON")
+	}
+
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != want {
+		t.Errorf("WriteSummary() wrote other bytes than Summary()")
+	}
+}
+
+// TestSummaryWithoutMetricsHasOnlyTheHeader pins the header alone, with a
+// scenario name that needs JSON escaping and a seed above 2^53.
+func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
+	r := &fleet.Results{Scenario: "a \"quoted\" <name>\n", Seed: math.MaxUint64, Duration: 1500 * time.Millisecond}
+	const want = `{
+  "schema": "xdssim.summary/v1",
+  "scenario": "a \"quoted\" <name>\n",
+  "seed": 18446744073709551615,
+  "clients": 0,
+  "virtual_seconds": 1.5,
+  "events": 0
+}
+`
+	got, err := Summary(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNumbersPrintAsShortestDecimal pins the number format shared by
+// summary.json and the report: integral values without a fraction, others
+// as the shortest decimal that reads back as the same float64, exponents
+// only outside [1e-6, 1e21).
+func TestNumbersPrintAsShortestDecimal(t *testing.T) {
+	tenth, fifth := 0.1, 0.2 // variables: constant arithmetic would be exact
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{300, "300"},
+		{0, "0"},
+		{math.Copysign(0, -1), "0"},
+		{-3, "-3"},
+		{0.5, "0.5"},
+		{4.25, "4.25"},
+		{tenth + fifth, "0.30000000000000004"},
+		{1.0 / 3, "0.3333333333333333"},
+		{123456789.25, "123456789.25"},
+		{1 << 53, "9007199254740992"},
+		{1e20, "100000000000000000000"},
+		{1e21, "1e+21"},
+		{1.5e300, "1.5e+300"},
+		{0.000001, "0.000001"},
+		{1e-7, "1e-7"},
+		{-2.5e-10, "-2.5e-10"},
+		{5e-324, "5e-324"},
+	}
+	for _, tt := range tests {
+		got := formatNumber(tt.v)
+		if got != tt.want {
+			t.Errorf("formatNumber(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+		// Through summary.json and back, every value survives exactly.
+		r := &fleet.Results{Metrics: []fleet.Metric{{Path: "m", Value: tt.v}}}
+		b, err := Summary(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"m": `+tt.want+"\n") {
+			t.Errorf("summary.json for %v lacks %q:\n%s", tt.v, `"m": `+tt.want, b)
+		}
+		if back, ok := LookupSummary(b, "m"); !ok || back != tt.v {
+			t.Errorf("LookupSummary(summary of %v) = %v, %v; want the same value", tt.v, back, ok)
+		}
+	}
+}
+
+// TestSummaryRejectsWhatJSONCannotHoldOrNest checks that a non-finite value,
+// an empty path segment and every kind of path collision are errors that
+// name the metric.
+func TestSummaryRejectsWhatJSONCannotHoldOrNest(t *testing.T) {
+	tests := []struct {
+		name    string
+		metrics []fleet.Metric
+		want    []string // substrings of the error
+	}{
+		{"NaN", []fleet.Metric{{Path: "rpc.p99", Value: math.NaN()}}, []string{`"rpc.p99"`, "NaN"}},
+		{"+Inf", []fleet.Metric{{Path: "rpc.max", Value: math.Inf(1)}}, []string{`"rpc.max"`, "+Inf"}},
+		{"-Inf", []fleet.Metric{{Path: "rpc.min", Value: math.Inf(-1)}}, []string{`"rpc.min"`, "-Inf"}},
+		{"leaf then object", []fleet.Metric{{Path: "a", Value: 1}, {Path: "a.b", Value: 2}}, []string{`"a.b"`, `"a"`}},
+		{"object then leaf", []fleet.Metric{{Path: "a.b", Value: 1}, {Path: "a", Value: 2}}, []string{`"a"`, `"a.b"`}},
+		{"deep collision", []fleet.Metric{{Path: "a.b.c", Value: 1}, {Path: "a.b", Value: 2}}, []string{`"a.b"`, `"a.b.c"`}},
+		{"duplicate path", []fleet.Metric{{Path: "a.b", Value: 1}, {Path: "a.b", Value: 2}}, []string{`"a.b"`}},
+		{"header key", []fleet.Metric{{Path: "seed", Value: 1}}, []string{`"seed"`, "header"}},
+		{"under a header key", []fleet.Metric{{Path: "events.total", Value: 1}}, []string{`"events.total"`, `"events"`}},
+		{"schema", []fleet.Metric{{Path: "schema", Value: 1}}, []string{`"schema"`}},
+		{"empty path", []fleet.Metric{{Path: "", Value: 1}}, []string{`""`, "empty segment"}},
+		{"empty segment", []fleet.Metric{{Path: "a..b", Value: 1}}, []string{`"a..b"`, "empty segment"}},
+		{"leading dot", []fleet.Metric{{Path: ".a", Value: 1}}, []string{`".a"`, "empty segment"}},
+		{"trailing dot", []fleet.Metric{{Path: "a.", Value: 1}}, []string{`"a."`, "empty segment"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Summary(&fleet.Results{Metrics: tt.metrics})
+			if err == nil {
+				t.Fatalf("Summary(%v) succeeded, want an error", tt.metrics)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+			if err := WriteSummary(&bytes.Buffer{}, &fleet.Results{Metrics: tt.metrics}); err == nil {
+				t.Errorf("WriteSummary succeeded, want the same error")
+			}
+		})
+	}
+}
+
+// TestLookupResolvesDottedPaths checks Lookup on Results and LookupSummary
+// on the bytes of summary.json: they agree on every path, numbers only.
+func TestLookupResolvesDottedPaths(t *testing.T) {
+	r := fixture(2, 10)
+	summary, err := Summary(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want float64
+		ok   bool
+	}{
+		{"seed", 42, true},
+		{"clients", 300, true},
+		{"virtual_seconds", 10, true},
+		{"events", 1234567, true},
+		{"fleet.clients_started", 300, true},
+		{"rpc.failure_window.p99_seconds", 4.25, true},
+		{"xds.resource_timer.fired", 17, true},
+		{"fleet", 0, false},                   // an object, not a number
+		{"rpc.failure_window", 0, false},      // an object, not a number
+		{"schema", 0, false},                  // a string
+		{"scenario", 0, false},                // a string
+		{"fleet.clients_started.x", 0, false}, // below a number
+		{"fleet.nope", 0, false},              // missing
+		{"", 0, false},                        // missing
+		{"rpc..failed", 0, false},             // empty segment
+		{"rpc.failure_window.p99_seconds.", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := Lookup(r, tt.path)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Lookup(%q) = %v, %v; want %v, %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+		got, ok = LookupSummary(summary, tt.path)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("LookupSummary(%q) = %v, %v; want %v, %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+	for _, m := range r.Metrics {
+		if got, ok := LookupSummary(summary, m.Path); !ok || got != m.Value {
+			t.Errorf("LookupSummary(%q) = %v, %v; want %v, true", m.Path, got, ok, m.Value)
+		}
+	}
+	if _, ok := Lookup(nil, "seed"); ok {
+		t.Error("Lookup(nil, \"seed\") found a value")
+	}
+	if _, ok := LookupSummary([]byte("not json"), "seed"); ok {
+		t.Error("LookupSummary(invalid JSON) found a value")
+	}
+}
