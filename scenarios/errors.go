@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/xdssim/xdssim/scenarios/internal/tomlpos"
+)
+
+// An Error is one problem with a scenario: where it is, which key, and what
+// was expected.
+type Error struct {
+	// File is the scenario's file name, or the library name it came from.
+	File string
+	// Pos is where the problem stands in File. It is zero when the problem
+	// is not in the file but in an override (then Override is set).
+	Pos tomlpos.Position
+	// Override is the --set argument the problem comes from, if any.
+	Override string
+	// Key is the dotted key path ("fleet.group[0].clients"); empty for
+	// problems with the document as a whole.
+	Key string
+	// Msg says what was expected and what was found.
+	Msg string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch {
+	case e.Override != "":
+		fmt.Fprintf(&b, "--set %s", e.Override)
+	case e.Pos.Line > 0:
+		fmt.Fprintf(&b, "%s:%d:%d", e.File, e.Pos.Line, e.Pos.Col)
+	default:
+		b.WriteString(e.File)
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrorList is every problem found in one scenario, in the order they stand
+// in the file (overrides last). Loading reports them all at once, not only
+// the first.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+func (l ErrorList) sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i], l[j]
+		if (a.Override != "") != (b.Override != "") {
+			return a.Override == ""
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		return a.Pos.Col < b.Pos.Col
+	})
+}
+
+// problems collects the errors of one load. Each error is recorded against
+// a key path; its position is found when the load ends, from the document's
+// key index, or from the --set argument that gave the key its value.
+type problems struct {
+	file      string
+	index     *tomlpos.Index
+	overrides map[string]string // key path -> the --set argument that set it
+	errs      ErrorList
+	bad       map[string]bool // key paths that failed to decode
+}
+
+// keyError records a problem with the key itself (an unknown key): it
+// points at the key.
+func (p *problems) keyError(path, format string, args ...any) {
+	p.add(path, true, fmt.Sprintf(format, args...))
+}
+
+// valueError records a problem with a key's value: it points at the value.
+func (p *problems) valueError(path, format string, args ...any) {
+	p.add(path, false, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) add(path string, atKey bool, msg string) {
+	e := &Error{File: p.file, Key: path, Msg: msg}
+	if o, ok := p.override(path); ok {
+		e.Override = o
+	} else if p.index != nil {
+		e.Pos = p.position(path, atKey)
+	}
+	p.errs = append(p.errs, e)
+}
+
+// override reports the --set argument that set path or one of its parents.
+func (p *problems) override(path string) (string, bool) {
+	for q := path; q != ""; q = parentPath(q) {
+		if o, ok := p.overrides[q]; ok {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+func (p *problems) position(path string, atKey bool) tomlpos.Position {
+	if !atKey {
+		if pos, ok := p.index.Value(path); ok {
+			return pos
+		}
+	}
+	if pos, ok := p.index.Key(path); ok {
+		return pos
+	}
+	pos, _ := p.index.Nearest(path)
+	return pos
+}
+
+// parentPath drops the last part of a key path: "a.b[2].c" -> "a.b[2]",
+// "a.b[2]" -> "a.b", "a" -> "".
+func parentPath(path string) string {
+	inQuote := false
+	cut := -1
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '"':
+			inQuote = !inQuote
+		case c == '\\' && inQuote:
+			i++
+		case !inQuote && (c == '.' || c == '['):
+			cut = i
+		}
+	}
+	if cut < 0 {
+		return ""
+	}
+	return path[:cut]
+}

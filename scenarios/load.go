@@ -1,0 +1,169 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/xdssim/xdssim/scenarios/internal/tomlpos"
+)
+
+//go:embed library/*.toml
+var library embed.FS
+
+// DefaultName is the library scenario `xdssim run` uses with no argument.
+const DefaultName = "default"
+
+// Source is a scenario document and where it came from.
+type Source struct {
+	// File names the document in error messages: a path, or
+	// "library/NAME.toml" for a library scenario.
+	File string
+	// Name is the scenario's name when the document gives none: the file's
+	// base name without ".toml".
+	Name string
+	Data []byte
+}
+
+// Open finds a scenario by reference: a path to a TOML file, or the name
+// of a library scenario. A reference that contains a path separator or ends
+// in ".toml", or names an existing file, is a path.
+func Open(ref string) (*Source, error) {
+	if strings.ContainsRune(ref, '/') || strings.ContainsRune(ref, filepath.Separator) ||
+		strings.HasSuffix(ref, ".toml") || fileExists(ref) {
+		data, err := os.ReadFile(ref)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: no such scenario file", ref)
+			}
+			return nil, fmt.Errorf("%s: %v", ref, err)
+		}
+		return &Source{File: ref, Name: strings.TrimSuffix(filepath.Base(ref), ".toml"), Data: data}, nil
+	}
+	data, err := library.ReadFile("library/" + ref + ".toml")
+	if err != nil {
+		names := make([]string, 0)
+		for _, e := range Library() {
+			names = append(names, e.Name)
+		}
+		return nil, fmt.Errorf("%q is neither a scenario file nor a library scenario (library: %s)",
+			ref, strings.Join(names, ", "))
+	}
+	return &Source{File: "library/" + ref + ".toml", Name: ref, Data: data}, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Entry is one scenario of the embedded library.
+type Entry struct {
+	Name        string
+	Description string
+	// Header is the comment block at the top of the file: the situation,
+	// its source, and what to look at in the report.
+	Header string
+}
+
+// Library lists the embedded scenarios, sorted by name.
+func Library() []Entry {
+	files, err := fs.Glob(library, "library/*.toml")
+	if err != nil {
+		panic(err) // the pattern is constant and valid
+	}
+	sort.Strings(files)
+	var out []Entry
+	for _, f := range files {
+		data, _ := library.ReadFile(f)
+		var head struct {
+			Description string `toml:"description"`
+		}
+		_, _ = toml.Decode(string(data), &head) // a broken library file fails its own test
+		out = append(out, Entry{
+			Name:        strings.TrimSuffix(path.Base(f), ".toml"),
+			Description: head.Description,
+			Header:      headerComment(data),
+		})
+	}
+	return out
+}
+
+// headerComment returns the leading comment lines of a TOML document,
+// without their "#".
+func headerComment(data []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if !strings.HasPrefix(t, "#") {
+			break
+		}
+		t = strings.TrimPrefix(strings.TrimPrefix(t, "#"), " ")
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Parse decodes and validates a scenario document, then applies overrides:
+// each is "key.path=value", as given to --set, with value in TOML syntax (a
+// bare word that is not valid TOML is taken as a string, so
+// duration=10m works). An override is decoded and validated exactly like
+// the file. Every problem found is returned together, as an ErrorList.
+func Parse(src *Source, overrides []string) (*Scenario, error) {
+	p := &problems{file: src.File, overrides: map[string]string{}, bad: map[string]bool{}}
+	doc := string(src.Data)
+	var tree map[string]any
+	if _, err := toml.Decode(doc, &tree); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
+				Msg: "malformed TOML: " + pe.Message}}
+		}
+		return nil, ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
+	}
+	p.index = tomlpos.Locate(doc)
+	for _, o := range overrides {
+		applyOverride(p, tree, o)
+	}
+
+	s := new(Scenario)
+	s.setDefaults()
+	(&decoder{p: p}).table("", tree, reflect.ValueOf(s).Elem())
+	s.resolve(src.Name)
+	s.validate(&checker{p: p})
+	if len(p.errs) > 0 {
+		p.errs.sort()
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// Load opens and parses a scenario by reference (see Open and Parse).
+func Load(ref string, overrides []string) (*Scenario, error) {
+	src, err := Open(ref)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(src, overrides)
+}
+
+// TOML returns the scenario with every value resolved, as a TOML document
+// that Parse reads back to an equal Scenario.
+func (s *Scenario) TOML() string {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(s); err != nil {
+		panic(fmt.Sprintf("scenarios: encoding a resolved scenario: %v", err)) // every field type encodes
+	}
+	return b.String()
+}

@@ -1,0 +1,157 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// applyOverride sets one --set key=value into the parsed document tree, so
+// that it is decoded and validated like the file. Problems are recorded
+// against the override.
+func applyOverride(p *problems, tree map[string]any, arg string) {
+	fail := func(format string, args ...any) {
+		p.errs = append(p.errs, &Error{File: p.file, Override: arg, Msg: fmt.Sprintf(format, args...)})
+	}
+	key, raw, ok := strings.Cut(arg, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		fail("expected key=value, such as fleet.group[0].clients=500")
+		return
+	}
+	parts, err := splitPath(key)
+	if err != nil {
+		fail("malformed key %q: %v", key, err)
+		return
+	}
+	val := parseValue(raw)
+
+	var path string
+	node := tree
+	for i, part := range parts {
+		last := i == len(parts)-1
+		path = joinPath(path, part.key)
+		cur, exists := node[part.key]
+		if part.index < 0 {
+			if last {
+				node[part.key] = val
+				p.overrides[path] = arg
+				return
+			}
+			if !exists {
+				m := map[string]any{}
+				node[part.key] = m
+				node = m
+				continue
+			}
+			m, isTable := cur.(map[string]any)
+			if !isTable {
+				if _, isArray := cur.([]map[string]any); isArray {
+					fail("%s is an array of tables: name an element, such as %s[0]", path, path)
+				} else {
+					fail("%s is not a table", path)
+				}
+				return
+			}
+			node = m
+			continue
+		}
+		arr, isArray := cur.([]map[string]any)
+		if !isArray {
+			fail("%s is not an array of tables", path)
+			return
+		}
+		if part.index >= len(arr) {
+			fail("%s has %d elements; index %d is out of range", path, len(arr), part.index)
+			return
+		}
+		path = fmt.Sprintf("%s[%d]", path, part.index)
+		if last {
+			m, isTable := val.(map[string]any)
+			if !isTable {
+				fail("%s is a table: set one of its keys, such as %s.name", path, path)
+				return
+			}
+			arr[part.index] = m
+			p.overrides[path] = arg
+			return
+		}
+		node = arr[part.index]
+	}
+}
+
+// parseValue reads an override's value as TOML; what is not a valid TOML
+// value is taken as a plain string.
+func parseValue(raw string) any {
+	raw = strings.TrimSpace(raw)
+	var v struct{ V any }
+	if _, err := toml.Decode("V = "+raw, &v); err == nil {
+		return v.V
+	}
+	return raw
+}
+
+type pathPart struct {
+	key   string
+	index int // -1: no index
+}
+
+// splitPath splits a key path such as fleet.group[0]."odd.key" into parts.
+func splitPath(s string) ([]pathPart, error) {
+	var parts []pathPart
+	for len(s) > 0 {
+		var key string
+		if s[0] == '"' {
+			end := 1
+			for end < len(s) && s[end] != '"' {
+				if s[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end >= len(s) {
+				return nil, fmt.Errorf("unterminated quoted key")
+			}
+			k, err := strconv.Unquote(s[:end+1])
+			if err != nil {
+				return nil, fmt.Errorf("bad quoted key %s", s[:end+1])
+			}
+			key, s = k, s[end+1:]
+		} else {
+			end := strings.IndexAny(s, ".[")
+			if end < 0 {
+				end = len(s)
+			}
+			key, s = s[:end], s[end:]
+			if !isBareKey(key) {
+				return nil, fmt.Errorf("%q is not a key (letters, digits, '_' and '-', or a quoted key)", key)
+			}
+		}
+		part := pathPart{key: key, index: -1}
+		if strings.HasPrefix(s, "[") {
+			end := strings.IndexByte(s, ']')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated index")
+			}
+			n, err := strconv.Atoi(s[1:end])
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("index %q is not a non-negative integer", s[1:end])
+			}
+			part.index, s = n, s[end+1:]
+		}
+		parts = append(parts, part)
+		if s == "" {
+			break
+		}
+		if s[0] != '.' {
+			return nil, fmt.Errorf("expected '.' before %q", s)
+		}
+		s = s[1:]
+		if s == "" {
+			return nil, fmt.Errorf("ends with '.'")
+		}
+	}
+	return parts, nil
+}

@@ -1,0 +1,210 @@
+package scenarios
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// Scenario is one simulation, as the user wrote it in TOML. Every field has
+// a `toml` tag naming its key; docs/scenario-reference.md documents each key
+// and a test keeps the two in step.
+type Scenario struct {
+	// Name names the scenario and its output directory.
+	Name string `toml:"name"`
+	// Description is a one-line summary, shown by `xdssim list`.
+	Description string `toml:"description"`
+	// Seed is the run seed every random stream derives from.
+	Seed uint64 `toml:"seed"`
+	// Duration is how much virtual time the run covers.
+	Duration time.Duration `toml:"duration"`
+	// SampleInterval is the virtual time between two samples of the time
+	// series.
+	SampleInterval time.Duration `toml:"sample_interval"`
+	// Fleet is the simulated clients.
+	Fleet Fleet `toml:"fleet"`
+}
+
+// Fleet is the set of simulated clients: one or more groups, and the
+// restarts that happen to them.
+type Fleet struct {
+	Groups   []Group   `toml:"group"`
+	Restarts []Restart `toml:"restart"`
+}
+
+// Group is a set of identical clients.
+type Group struct {
+	// Name identifies the group; it defaults to "group-N" (N from 0, in the
+	// order the groups stand in the file).
+	Name string `toml:"name"`
+	// Clients is how many clients the group has.
+	Clients int `toml:"clients"`
+	// StartAt is when the group's first client may start.
+	StartAt time.Duration `toml:"start_at"`
+	// StartSpread spreads the starts uniformly over [StartAt,
+	// StartAt+StartSpread); 0 starts every client at StartAt.
+	StartSpread time.Duration `toml:"start_spread"`
+}
+
+// Restart restarts a fraction of a group's clients: each chosen client
+// stops at a time spread over [At, At+Spread) and starts again Downtime
+// later, as a process restart does.
+type Restart struct {
+	// Group names the group; empty means every group.
+	Group string `toml:"group"`
+	// At is when the first restart may happen.
+	At time.Duration `toml:"at"`
+	// Fraction of the group's clients that restart, in (0, 1].
+	Fraction float64 `toml:"fraction"`
+	// Spread spreads the restarts uniformly over [At, At+Spread).
+	Spread time.Duration `toml:"spread"`
+	// Downtime is how long a restarting client is down.
+	Downtime time.Duration `toml:"downtime"`
+}
+
+// Defaults. They are all here, in one place: setDefaults methods give a
+// value its defaults before the decoder fills it, and resolve fills in what
+// depends on other values once decoding is done.
+
+// DefaultSeed is the run seed of a scenario that names none.
+const DefaultSeed = 1
+
+func (s *Scenario) setDefaults() {
+	s.Seed = DefaultSeed
+	s.Duration = 5 * time.Minute
+	s.SampleInterval = time.Second
+}
+
+func (r *Restart) setDefaults() {
+	r.Fraction = 1
+}
+
+// resolve fills in the defaults that depend on the rest of the scenario.
+func (s *Scenario) resolve(file string) {
+	if s.Name == "" {
+		s.Name = file
+	}
+	for i := range s.Fleet.Groups {
+		if s.Fleet.Groups[i].Name == "" {
+			s.Fleet.Groups[i].Name = fmt.Sprintf("group-%d", i)
+		}
+	}
+}
+
+// Limits on sizes, so that a typo cannot ask for a run that would exhaust
+// memory before it starts.
+const (
+	maxClients  = 10_000_000
+	maxSamples  = 1_000_000
+	maxDuration = 30 * 24 * time.Hour
+)
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// validate checks ranges and cross-references. Decoding already checked
+// types; a key that failed to decode is not checked again.
+func (s *Scenario) validate(c *checker) {
+	c.check(namePattern.MatchString(s.Name), "name",
+		"expected a name of lowercase letters, digits, '.', '-' and '_' (it names the output directory), found %q", s.Name)
+	c.check(s.Duration > 0 && s.Duration <= maxDuration, "duration",
+		"expected a duration > 0 and <= %s, found %s", maxDuration, s.Duration)
+	if c.check(s.SampleInterval > 0, "sample_interval", "expected a duration > 0, found %s", s.SampleInterval) &&
+		s.Duration > 0 {
+		n := s.Duration / s.SampleInterval
+		c.check(n <= maxSamples, "sample_interval",
+			"%s over a duration of %s makes %d samples; expected at most %d (use a longer interval)",
+			s.SampleInterval, s.Duration, n, maxSamples)
+		c.check(s.SampleInterval <= s.Duration, "sample_interval",
+			"expected at most the duration (%s), found %s", s.Duration, s.SampleInterval)
+	}
+
+	c.check(len(s.Fleet.Groups) > 0, "fleet.group",
+		"expected at least one client group ([[fleet.group]] with clients = N)")
+	groups := make(map[string]int)
+	total := 0
+	for i, g := range s.Fleet.Groups {
+		p := fmt.Sprintf("fleet.group[%d]", i)
+		if j, dup := groups[g.Name]; dup {
+			c.check(false, p+".name", "group name %q is already used by fleet.group[%d]", g.Name, j)
+		}
+		groups[g.Name] = i
+		c.check(namePattern.MatchString(g.Name), p+".name",
+			"expected a name of lowercase letters, digits, '.', '-' and '_', found %q", g.Name)
+		if c.check(c.given(p+".clients"), p+".clients", "is required: how many clients the group has (clients = N)") {
+			c.check(g.Clients > 0 && g.Clients <= maxClients, p+".clients",
+				"expected a number of clients from 1 to %d, found %d", maxClients, g.Clients)
+		}
+		total += max(g.Clients, 0)
+		c.check(g.StartAt >= 0 && g.StartAt < s.Duration, p+".start_at",
+			"expected a time from 0s to before the end of the run (%s), found %s", s.Duration, g.StartAt)
+		c.check(g.StartSpread >= 0, p+".start_spread", "expected a duration >= 0, found %s", g.StartSpread)
+	}
+	c.check(total <= maxClients, "fleet.group", "expected at most %d clients in all, found %d", maxClients, total)
+
+	for i, r := range s.Fleet.Restarts {
+		p := fmt.Sprintf("fleet.restart[%d]", i)
+		if r.Group != "" {
+			_, ok := groups[r.Group]
+			c.check(ok, p+".group", "no group is named %q (groups: %s)", r.Group, groupNames(s.Fleet.Groups))
+		}
+		c.check(r.At >= 0 && r.At < s.Duration, p+".at",
+			"expected a time from 0s to before the end of the run (%s), found %s", s.Duration, r.At)
+		c.check(r.Fraction > 0 && r.Fraction <= 1, p+".fraction", "expected a fraction in (0, 1], found %v", r.Fraction)
+		c.check(r.Spread >= 0, p+".spread", "expected a duration >= 0, found %s", r.Spread)
+		c.check(r.Downtime >= 0, p+".downtime", "expected a duration >= 0, found %s", r.Downtime)
+	}
+}
+
+func groupNames(gs []Group) string {
+	s := ""
+	for i, g := range gs {
+		if i > 0 {
+			s += ", "
+		}
+		s += g.Name
+	}
+	return s
+}
+
+// checker records validation problems, skipping keys whose value already
+// failed to decode (their field holds a default, not what the user wrote).
+type checker struct{ p *problems }
+
+// given reports whether the user gave path a value, in the file or with
+// --set.
+func (c *checker) given(path string) bool {
+	if _, ok := c.p.override(path); ok {
+		return true
+	}
+	_, ok := c.p.index.Key(path)
+	return ok
+}
+
+// check records a problem at path unless ok; it returns ok.
+func (c *checker) check(ok bool, path, format string, args ...any) bool {
+	if !ok && !c.p.bad[path] {
+		c.p.valueError(path, format, args...)
+	}
+	return ok
+}
+
+// FleetConfig returns the world to build for this scenario.
+func (s *Scenario) FleetConfig() fleet.Config {
+	cfg := fleet.Config{
+		Name:           s.Name,
+		Description:    s.Description,
+		Seed:           s.Seed,
+		Duration:       s.Duration,
+		SampleInterval: s.SampleInterval,
+		Resolved:       s.TOML(),
+	}
+	for _, g := range s.Fleet.Groups {
+		cfg.Groups = append(cfg.Groups, fleet.Group(g))
+	}
+	for _, r := range s.Fleet.Restarts {
+		cfg.Restarts = append(cfg.Restarts, fleet.Restart(r))
+	}
+	return cfg
+}
