@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// z99 is the 0.99 quantile of the standard normal distribution.
+const z99 = 2.3263478740408408
+
+// A Dist is a probability distribution of durations, such as a link's
+// latency or a server's service time. It is a small value, not an
+// interface, so it can be stored in configuration and copied freely.
+//
+// The zero Dist always yields 0.
+type Dist struct {
+	kind distKind
+	// a and b are the parameters as given: the constant, the bounds of a
+	// uniform, the mean of an exponential, the median and p99 of a
+	// log-normal.
+	a, b time.Duration
+	// mu and sigma are the log-normal's parameters, derived from a and b.
+	mu, sigma float64
+}
+
+type distKind uint8
+
+const (
+	distConstant distKind = iota
+	distUniform
+	distExponential
+	distLogNormal
+)
+
+// Constant returns the distribution that always yields d.
+func Constant(d time.Duration) Dist {
+	if d < 0 {
+		panic(fmt.Sprintf("sim: Constant: duration must not be negative, got %v", d))
+	}
+	return Dist{kind: distConstant, a: d}
+}
+
+// UniformDist returns the uniform distribution over [lo, hi].
+// It panics unless 0 <= lo <= hi.
+func UniformDist(lo, hi time.Duration) Dist {
+	if lo < 0 || hi < lo {
+		panic(fmt.Sprintf("sim: UniformDist: need 0 <= lo <= hi, got lo=%v hi=%v", lo, hi))
+	}
+	return Dist{kind: distUniform, a: lo, b: hi}
+}
+
+// Exponential returns the exponential distribution with the given mean.
+// It panics if mean is negative; a zero mean always yields 0.
+func Exponential(mean time.Duration) Dist {
+	if mean < 0 {
+		panic(fmt.Sprintf("sim: Exponential: mean must not be negative, got %v", mean))
+	}
+	return Dist{kind: distExponential, a: mean}
+}
+
+// LogNormal returns the log-normal distribution with the given median and
+// 99th percentile, the two figures latency measurements usually report.
+// Its parameters are mu = ln(median) and sigma = (ln(p99) - mu) / z, where
+// z ≈ 2.326 is the 0.99 quantile of the standard normal distribution.
+// It panics unless 0 < median <= p99; median == p99 always yields median.
+func LogNormal(median, p99 time.Duration) Dist {
+	if median <= 0 || p99 < median {
+		panic(fmt.Sprintf("sim: LogNormal: need 0 < median <= p99, got median=%v p99=%v", median, p99))
+	}
+	mu := math.Log(float64(median))
+	return Dist{
+		kind:  distLogNormal,
+		a:     median,
+		b:     p99,
+		mu:    mu,
+		sigma: (math.Log(float64(p99)) - mu) / z99,
+	}
+}
+
+// Sample draws a duration from d using r, rounded to the nanosecond.
+// It is never negative.
+func (d Dist) Sample(r *Rand) time.Duration {
+	switch d.kind {
+	case distUniform:
+		if d.a == d.b {
+			return d.a
+		}
+		u := distuv.Uniform{Min: float64(d.a), Max: float64(d.b), Src: r.Source()}
+		return durationOf(u.Rand())
+	case distExponential:
+		if d.a == 0 {
+			return 0
+		}
+		e := distuv.Exponential{Rate: 1 / float64(d.a), Src: r.Source()}
+		return durationOf(e.Rand())
+	case distLogNormal:
+		l := distuv.LogNormal{Mu: d.mu, Sigma: d.sigma, Src: r.Source()}
+		return durationOf(l.Rand())
+	}
+	return d.a
+}
+
+// Mean returns the mean of d, rounded to the nanosecond.
+func (d Dist) Mean() time.Duration {
+	switch d.kind {
+	case distUniform:
+		return d.a + (d.b-d.a)/2
+	case distLogNormal:
+		return durationOf(math.Exp(d.mu + d.sigma*d.sigma/2))
+	}
+	return d.a
+}
+
+// String describes d in the form of its constructor, such as
+// "LogNormal(median=10ms, p99=80ms)".
+func (d Dist) String() string {
+	switch d.kind {
+	case distUniform:
+		return fmt.Sprintf("Uniform(%v, %v)", d.a, d.b)
+	case distExponential:
+		return fmt.Sprintf("Exponential(mean=%v)", d.a)
+	case distLogNormal:
+		return fmt.Sprintf("LogNormal(median=%v, p99=%v)", d.a, d.b)
+	}
+	return fmt.Sprintf("Constant(%v)", d.a)
+}

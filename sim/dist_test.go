@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// quantile says a distribution has the value want at probability p.
+type quantile struct{ p, want float64 }
+
+func TestDistSampleMatchesItsDistribution(t *testing.T) {
+	// 100 000 draws put the sample mean and quantiles within a few
+	// percent of the distribution's.
+	const n = 100_000
+	ms := float64(time.Millisecond)
+	tests := []struct {
+		dist      Dist
+		wantMean  float64 // in nanoseconds
+		quantiles []quantile
+		tolerance float64 // relative
+	}{
+		{
+			dist:      Constant(3 * time.Millisecond),
+			wantMean:  3 * ms,
+			quantiles: []quantile{{0, 3 * ms}, {0.5, 3 * ms}, {1, 3 * ms}},
+		},
+		{
+			dist:      UniformDist(10*time.Millisecond, 30*time.Millisecond),
+			wantMean:  20 * ms,
+			quantiles: []quantile{{0.01, 10.2 * ms}, {0.25, 15 * ms}, {0.5, 20 * ms}, {0.99, 29.8 * ms}},
+			tolerance: 0.01,
+		},
+		{
+			dist:     Exponential(100 * time.Millisecond),
+			wantMean: 100 * ms,
+			quantiles: []quantile{
+				{0.5, 100 * ms * math.Ln2},
+				{0.9, 100 * ms * math.Log(10)},
+				{0.99, 100 * ms * math.Log(100)},
+			},
+			tolerance: 0.03,
+		},
+		{
+			dist:     LogNormal(10*time.Millisecond, 80*time.Millisecond),
+			wantMean: 10 * ms * math.Exp(math.Pow(math.Log(8)/z99, 2)/2),
+			quantiles: []quantile{
+				{0.5, 10 * ms},
+				{0.99, 80 * ms},
+			},
+			tolerance: 0.03,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dist.String(), func(t *testing.T) {
+			r := NewStream(1, tt.dist.String())
+			x := make([]float64, n)
+			var sum float64
+			for i := range x {
+				d := tt.dist.Sample(r)
+				if d < 0 {
+					t.Fatalf("Sample() = %v, want >= 0", d)
+				}
+				x[i] = float64(d)
+				sum += x[i]
+			}
+			slices.Sort(x)
+			within := func(what string, got, want float64) {
+				t.Helper()
+				if math.Abs(got-want) > tt.tolerance*want {
+					t.Errorf("%s = %v, want %v ± %.0f%%", what, time.Duration(got), time.Duration(want), 100*tt.tolerance)
+				}
+			}
+			within("sample mean", sum/n, tt.wantMean)
+			within("Mean()", float64(tt.dist.Mean()), tt.wantMean)
+			for _, q := range tt.quantiles {
+				within("quantile "+strconv.FormatFloat(q.p, 'g', -1, 64), x[min(int(q.p*n), n-1)], q.want)
+			}
+		})
+	}
+}
+
+func TestDistConstructorsRejectInvalidParameters(t *testing.T) {
+	tests := []struct {
+		name string
+		make func()
+		want string
+	}{
+		{"LogNormal with p99 below median", func() { LogNormal(10*time.Millisecond, 5*time.Millisecond) },
+			"sim: LogNormal: need 0 < median <= p99, got median=10ms p99=5ms"},
+		{"LogNormal with zero median", func() { LogNormal(0, time.Millisecond) },
+			"sim: LogNormal: need 0 < median <= p99, got median=0s p99=1ms"},
+		{"UniformDist with hi below lo", func() { UniformDist(2, 1) },
+			"sim: UniformDist: need 0 <= lo <= hi, got lo=2ns hi=1ns"},
+		{"negative Exponential mean", func() { Exponential(-1) },
+			"sim: Exponential: mean must not be negative, got -1ns"},
+		{"negative Constant", func() { Constant(-1) },
+			"sim: Constant: duration must not be negative, got -1ns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustPanic(t, tt.make); got != tt.want {
+				t.Errorf("panic %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDegenerateDistsYieldTheirOnlyValue(t *testing.T) {
+	r := NewStream(1, "degenerate")
+	tests := []struct {
+		dist Dist
+		want time.Duration
+	}{
+		{Dist{}, 0},
+		{Constant(0), 0},
+		{Exponential(0), 0},
+		{UniformDist(time.Second, time.Second), time.Second},
+		{LogNormal(time.Second, time.Second), time.Second},
+	}
+	for _, tt := range tests {
+		for range 100 {
+			if got := tt.dist.Sample(r); got != tt.want {
+				t.Fatalf("%v.Sample() = %v, want %v", tt.dist, got, tt.want)
+			}
+		}
+		if got := tt.dist.Mean(); got != tt.want {
+			t.Errorf("%v.Mean() = %v, want %v", tt.dist, got, tt.want)
+		}
+	}
+}
+
+func TestDistString(t *testing.T) {
+	tests := []struct {
+		dist Dist
+		want string
+	}{
+		{Dist{}, "Constant(0s)"},
+		{Constant(5 * time.Millisecond), "Constant(5ms)"},
+		{UniformDist(time.Millisecond, 2*time.Second), "Uniform(1ms, 2s)"},
+		{Exponential(time.Second), "Exponential(mean=1s)"},
+		{LogNormal(10*time.Millisecond, 80*time.Millisecond), "LogNormal(median=10ms, p99=80ms)"},
+	}
+	for _, tt := range tests {
+		if got := tt.dist.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestSamplingAllocatesNothing(t *testing.T) {
+	r := NewStream(1, "allocs")
+	dists := []Dist{
+		Constant(time.Millisecond),
+		UniformDist(time.Millisecond, 2*time.Millisecond),
+		Exponential(time.Millisecond),
+		LogNormal(time.Millisecond, 10*time.Millisecond),
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, d := range dists {
+			d.Sample(r)
+		}
+		r.Exp(time.Second)
+		r.Jitter(time.Second, 0.2)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per round of draws, want 0", allocs)
+	}
+}

@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// A Kernel runs a simulation: it owns the virtual clock and the queue of
+// pending events, and hands events to its [Handler] in (At, Seq) order.
+//
+// A Kernel is not safe for concurrent use; a run is single-threaded by
+// design. Independent runs use independent kernels.
+type Kernel struct {
+	h       Handler
+	now     Time
+	seq     uint64 // Seq of the last scheduled event
+	events  uint64 // events handed to h so far
+	q       queue
+	running bool
+	stopped bool
+
+	sampleEvery time.Duration
+	sample      func(t Time)
+	nextSample  Time
+}
+
+// NewKernel returns a kernel at time 0 with no pending events that hands
+// every event to h.
+func NewKernel(h Handler) *Kernel {
+	if h == nil {
+		panic("sim: NewKernel: nil Handler")
+	}
+	return &Kernel{h: h}
+}
+
+// Now returns the current virtual time: while an event runs, its At; after
+// [Kernel.Run] returns, the time the run reached.
+func (k *Kernel) Now() Time { return k.now }
+
+// Events returns the number of events handled so far.
+func (k *Kernel) Events() uint64 { return k.events }
+
+// Pending returns the number of events in the queue, counting events that
+// belong to stopped or re-armed timers and will be ignored when they run.
+func (k *Kernel) Pending() int { return k.q.len() }
+
+// Schedule adds ev to the queue and sets its Seq, so that it runs after
+// every event already scheduled for the same time. Schedule panics if ev.At
+// is before [Kernel.Now]: an event never runs in the past.
+func (k *Kernel) Schedule(ev Event) {
+	if ev.At < k.now {
+		k.pastEvent("Schedule", ev)
+	}
+	k.seq++
+	ev.Seq = k.seq
+	k.q.push(ev)
+}
+
+// After schedules ev to run d after the current time: it sets ev.At to
+// Now()+d and calls [Kernel.Schedule]. A negative d panics.
+func (k *Kernel) After(d time.Duration, ev Event) {
+	ev.At = k.now.Add(d)
+	k.Schedule(ev)
+}
+
+// pastEvent panics because ev would run before the current time.
+func (k *Kernel) pastEvent(op string, ev Event) {
+	panic(fmt.Sprintf("sim: %s: event (entity %d, kind %d) at %v is before the current time %v",
+		op, ev.Entity, ev.Kind, ev.At, k.now))
+}
+
+// SetSampler makes [Kernel.Run] call fn(t) for every t = 0, interval,
+// 2*interval, ... up to the time the run reaches. A sample at t sees the
+// state after every event with At <= t has run and before any event with
+// At > t runs. Samples are not events: they are not counted by
+// [Kernel.Events] and take no Seq, so adding a sampler does not change the
+// run. fn may read the world and call [Kernel.Stop], but must not schedule
+// events.
+//
+// Samples at times that have already passed are skipped: the first sample
+// is at the first multiple of interval not before [Kernel.Now]. A nil fn
+// removes the sampler. SetSampler panics if interval is not positive.
+func (k *Kernel) SetSampler(interval time.Duration, fn func(t Time)) {
+	if fn == nil {
+		k.sample, k.sampleEvery = nil, 0
+		return
+	}
+	if interval <= 0 {
+		panic(fmt.Sprintf("sim: SetSampler: interval must be positive, got %v", interval))
+	}
+	k.sample, k.sampleEvery = fn, interval
+	i := Time(interval)
+	k.nextSample = (k.now + i - 1) / i * i
+}
+
+// Run handles events in (At, Seq) order until the queue is empty or the
+// next event is after until, and then advances the clock to until, taking
+// any samples due on the way. Events after until stay pending; a later
+// Run continues with them.
+//
+// If [Kernel.Stop] is called, Run returns as soon as the current event or
+// sample is done, with the clock at that event's or sample's time.
+//
+// Run panics if until is before [Kernel.Now], if it is called while a run
+// is in progress, or if an event would run in the past (an invariant of
+// the queue).
+func (k *Kernel) Run(until Time) {
+	if until < k.now {
+		panic(fmt.Sprintf("sim: Run: until %v is before the current time %v", until, k.now))
+	}
+	if k.running {
+		panic("sim: Run called during a run")
+	}
+	k.running, k.stopped = true, false
+	defer func() { k.running = false }()
+
+	for {
+		next := k.q.front()
+		if next == nil || next.At > until {
+			break
+		}
+		if k.sample != nil && k.nextSample < next.At {
+			if k.sampleThrough(next.At - 1) {
+				return
+			}
+			continue // look again, in case fn scheduled something
+		}
+		ev := *next
+		k.q.pop()
+		if ev.At < k.now {
+			k.pastEvent("Run", ev)
+		}
+		k.now = ev.At
+		k.events++
+		k.h.HandleEvent(k, ev)
+		if k.stopped {
+			return
+		}
+	}
+	if k.sample != nil && k.nextSample <= until && k.sampleThrough(until) {
+		return
+	}
+	k.now = until
+}
+
+// sampleThrough takes every sample due at or before t. It reports whether
+// the sampler stopped the run; the clock is then at that sample's time.
+func (k *Kernel) sampleThrough(t Time) (stopped bool) {
+	for k.sample != nil && k.nextSample <= t {
+		st := k.nextSample
+		k.nextSample = st.Add(k.sampleEvery)
+		k.now = st
+		fn := k.sample
+		if k.nextSample < st {
+			k.sample = nil // the next sample's time is past the end of time
+		}
+		fn(st)
+		if k.stopped {
+			return true
+		}
+	}
+	return false
+}
+
+// Stop makes the current [Kernel.Run] return once the event or sample in
+// progress is done. Called outside a run, it does nothing.
+func (k *Kernel) Stop() {
+	if k.running {
+		k.stopped = true
+	}
+}

@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// A Rand is the random stream of one entity: a PCG generator seeded from
+// the run seed and the entity's stable key (see [NewStream]). Each entity
+// draws only from its own stream, so the draws one entity makes never
+// depend on how many other entities exist or what they do.
+//
+// A Rand is not safe for concurrent use.
+type Rand struct {
+	pcg rand.PCG
+	r   rand.Rand // draws from pcg
+}
+
+// NewStream returns the random stream of the entity named key in the run
+// seeded with seed. The stream depends only on (seed, key): adding,
+// removing or reordering other entities never perturbs it. Keys should be
+// stable, human-meaningful names such as "client/17" or "server/primary".
+//
+// The PCG seed is derived by hashing key with 64-bit FNV-1a and mixing it
+// with seed through the splitmix64 finalizer. This derivation is part of
+// the determinism contract: changing it changes every run.
+func NewStream(seed uint64, key string) *Rand {
+	k := fnv1a(key)
+	s := mix64(seed ^ mix64(k+golden))
+	r := new(Rand)
+	r.pcg.Seed(mix64(s+golden), mix64(s+golden+golden))
+	r.r = *rand.New(&r.pcg)
+	return r
+}
+
+// golden is 2^64 divided by the golden ratio, splitmix64's increment.
+const golden = 0x9e3779b97f4a7c15
+
+// mix64 is the splitmix64 finalizer: a bijection on uint64 that spreads
+// every input bit over every output bit.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// fnv1a returns the 64-bit FNV-1a hash of s.
+func fnv1a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Float64 returns a uniform float64 in [0, 1).
+func (r *Rand) Float64() float64 { return r.r.Float64() }
+
+// Uint64 returns a uniform uint64.
+func (r *Rand) Uint64() uint64 { return r.pcg.Uint64() }
+
+// IntN returns a uniform int in [0, n). It panics if n <= 0.
+func (r *Rand) IntN(n int) int { return r.r.IntN(n) }
+
+// Uniform returns a uniform float64 in [lo, hi).
+func (r *Rand) Uniform(lo, hi float64) float64 { return lo + (hi-lo)*r.r.Float64() }
+
+// Exp returns an exponentially distributed duration with the given mean,
+// rounded to the nanosecond.
+func (r *Rand) Exp(mean time.Duration) time.Duration {
+	return durationOf(r.r.ExpFloat64() * float64(mean))
+}
+
+// Jitter returns d scaled by a uniform factor in [1-j, 1+j], as gRPC's
+// backoff jitter does: Jitter(time.Second, 0.2) lies in [0.8s, 1.2s].
+// j must be in [0, 1].
+func (r *Rand) Jitter(d time.Duration, j float64) time.Duration {
+	return durationOf(float64(d) * (1 + j*(2*r.r.Float64()-1)))
+}
+
+// Source returns the stream as a [rand.Source], for the distributions of
+// gonum.org/v1/gonum/stat/distuv. Drawing from the source advances this
+// stream.
+func (r *Rand) Source() rand.Source { return &r.pcg }
+
+// durationOf rounds x nanoseconds to a Duration, clamping it to
+// [0, math.MaxInt64] so that a draw is never negative and never wraps.
+func durationOf(x float64) time.Duration {
+	switch {
+	case !(x > 0): // also NaN
+		return 0
+	case x >= 1<<63:
+		return 1<<63 - 1
+	}
+	return time.Duration(x + 0.5)
+}
