@@ -1,0 +1,163 @@
+package controlplane
+
+import (
+	"github.com/xdssim/xdssim/sim"
+
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+)
+
+// Capacity is a server's processing capacity: how fast it serves
+// requests, and how many streams it accepts.
+//
+// Requests are served first come, first served by Workers identical
+// workers, each request taking a ServiceTime drawn from a distribution.
+// When a fleet reconnects at once the requests queue, and every response
+// waits for its request's turn: its latency is the queue wait plus the
+// service time. A stream's requests complete in the order they arrived,
+// as a gRPC stream is read by one goroutine.
+type Capacity struct {
+	// Workers is the number of requests served at once; 0 means no limit
+	// (every request starts as it arrives).
+	Workers int
+	// ServiceTime is the time one request takes once a worker takes it.
+	// The zero Dist serves requests instantly.
+	ServiceTime sim.Dist
+	// MaxStreams is the number of ADS streams the server accepts at once;
+	// the excess is refused with RESOURCE_EXHAUSTED. 0 means no limit.
+	MaxStreams int
+}
+
+// JobID identifies one queued request. It fits a sim.Event's Arg.
+type JobID uint64
+
+// Job is a request the server has queued: the wiring schedules an event
+// at Done and then calls [Server.Complete] with ID.
+type Job struct {
+	ID     JobID    // passed to Server.Complete
+	Stream StreamID // the stream the request came on
+	// Arrived is when the request reached the server, Start when a
+	// worker took it, Done when its responses go out: Start plus the
+	// service time, or later if an earlier request of the same stream is
+	// still being served.
+	Arrived, Start, Done sim.Time
+}
+
+// job is a queued request.
+type job struct {
+	Job
+	st   *stream // the stream it came on; the id may be reused later
+	req  *discoverypb.DiscoveryRequest
+	done bool
+}
+
+// workQueue is a FIFO multi-server queue. Because requests arrive in
+// time order and start in arrival order, a request's start is known when
+// it arrives: the earliest time a worker is free, or its arrival. Starts
+// are therefore non-decreasing, which makes the queue depth at any time
+// the number of queued requests whose start is still ahead.
+type workQueue struct {
+	cap  Capacity
+	rand *sim.Rand
+
+	free []sim.Time // min-heap of the times each worker is next free
+
+	starts     []sim.Time // starts of requests, in arrival order, from startsHead
+	startsHead int
+
+	jobs   []job // jobs[i] has ID base+i; jobs before head are completed
+	head   int
+	base   JobID
+	nextID JobID
+}
+
+func newWorkQueue(c Capacity, r *sim.Rand) *workQueue {
+	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1}
+}
+
+// enqueue queues req from stream st arriving at now.
+func (q *workQueue) enqueue(now sim.Time, st *stream, req *discoverypb.DiscoveryRequest) Job {
+	start := now
+	if len(q.free) > 0 && q.free[0] > now {
+		start = q.free[0]
+	}
+	service := q.cap.ServiceTime.Sample(q.rand)
+	done := start.Add(service)
+	if len(q.free) > 0 {
+		q.free[0] = done
+		siftDown(q.free)
+	}
+	// A stream's responses leave in the order its requests came.
+	if done < st.lastDone {
+		done = st.lastDone
+	}
+	st.lastDone = done
+	j := Job{ID: q.nextID, Stream: st.id, Arrived: now, Start: start, Done: done}
+	q.nextID++
+	q.jobs = append(q.jobs, job{Job: j, st: st, req: req})
+	if start > now {
+		q.starts = append(q.starts, start)
+	}
+	return j
+}
+
+// depth returns the number of requests waiting for a worker at now.
+func (q *workQueue) depth(now sim.Time) int {
+	for q.startsHead < len(q.starts) && q.starts[q.startsHead] <= now {
+		q.startsHead++
+	}
+	if q.startsHead > 1024 && q.startsHead*2 > len(q.starts) {
+		n := copy(q.starts, q.starts[q.startsHead:])
+		q.starts = q.starts[:n]
+		q.startsHead = 0
+	}
+	return len(q.starts) - q.startsHead
+}
+
+// take returns the job id and marks it done; ok is false for an unknown
+// or already completed id.
+func (q *workQueue) take(id JobID) (job, bool) {
+	if id < q.base+JobID(q.head) || id >= q.nextID {
+		return job{}, false
+	}
+	j := &q.jobs[id-q.base]
+	if j.done {
+		return job{}, false
+	}
+	out := *j
+	j.done = true
+	j.st, j.req = nil, nil
+	// Completed jobs leave the front; the slice is compacted once the
+	// completed prefix is at least half of it, so each job is moved O(1)
+	// times on average.
+	for q.head < len(q.jobs) && q.jobs[q.head].done {
+		q.head++
+	}
+	if q.head == len(q.jobs) || q.head > 1024 && q.head*2 > len(q.jobs) {
+		n := copy(q.jobs, q.jobs[q.head:])
+		clear(q.jobs[n:])
+		q.jobs = q.jobs[:n]
+		q.base += JobID(q.head)
+		q.head = 0
+	}
+	return out, true
+}
+
+// siftDown restores the heap property of h after h[0] grew.
+func siftDown(h []sim.Time) {
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}

@@ -1,0 +1,185 @@
+package controlplane_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	cp "github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// TestBurstQueuesOnWorkers: 1 000 streams each send their first request
+// at the same instant to a server with 4 workers and a 10 ms service
+// time. The queue drains 4 requests per 10 ms, so the last response
+// leaves 1000/4 × 10 ms = 2.5 s later, and responses are delayed by
+// their place in the queue.
+func TestBurstQueuesOnWorkers(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Services: twoServices(),
+		Capacity: cp.Capacity{Workers: 4, ServiceTime: sim.Constant(10 * time.Millisecond)}})
+	const n = 1000
+	var jobs []cp.Job
+	for id := cp.StreamID(1); id <= n; id++ {
+		c := newClient(t, s, id)
+		c.names[cp.LDS] = []string{"a"}
+		j, err := s.Receive(0, id, c.request(cp.LDS, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	if d := s.QueueDepth(0); d != n-4 {
+		t.Errorf("queue depth at 0 = %d, want %d", d, n-4)
+	}
+	last := jobs[n-1]
+	if last.Start != sim.Time(2490*time.Millisecond) || last.Done != sim.Time(2500*time.Millisecond) {
+		t.Errorf("last job starts %v, done %v; want 2.49s, 2.5s", last.Start, last.Done)
+	}
+	// Complete in time order, as the kernel would.
+	responses := 0
+	checked := false
+	for _, j := range jobs {
+		if !checked && j.Done > sim.Time(time.Second) {
+			// 400 requests were served by 1 s, 4 are in service.
+			if d := s.QueueDepth(sim.Time(time.Second)); d != n-4-400 {
+				t.Errorf("queue depth at 1s = %d, want %d", d, n-4-400)
+			}
+			checked = true
+		}
+		rs, err := s.Complete(j.Done, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		responses += len(rs)
+	}
+	if responses != n {
+		t.Errorf("%d responses, want %d", responses, n)
+	}
+	smp := s.Sample(sim.Time(2500 * time.Millisecond))
+	if smp.Completed != n || smp.LatencyP50 != 1250*time.Millisecond || smp.LatencyP99 != 2480*time.Millisecond || smp.Max != 2500*time.Millisecond {
+		t.Errorf("latency: %+v", smp)
+	}
+	if smp.RequestsPerSec != n/2.5 || smp.NewStreamsPerSec != n/2.5 || smp.QueueDepth != 0 {
+		t.Errorf("rates: %+v", smp)
+	}
+	tot := s.Totals()
+	if tot.PeakQueueDepth != n-4 || tot.PeakOpenStreams != n || tot.StreamsOpened != n || tot.Requests != n || tot.Responses != n {
+		t.Errorf("totals = %+v", tot)
+	}
+	if _, err := s.Complete(sim.Time(3*time.Second), last.ID); err == nil {
+		t.Error("a job completed twice")
+	}
+}
+
+// TestStreamRequestsStayInOrder: with several workers and random service
+// times, a stream's responses still leave in the order its requests came.
+func TestStreamRequestsStayInOrder(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Services: twoServices(), Rand: sim.NewStream(1, "cp"),
+		Capacity: cp.Capacity{Workers: 8, ServiceTime: sim.Exponential(10 * time.Millisecond)}})
+	c := newClient(t, s, 1)
+	var prev sim.Time
+	for i := 0; i < 200; i++ {
+		c.names[cp.EDS] = []string{"a-cluster"}
+		j, err := s.Receive(sim.Time(i)*sim.Time(time.Millisecond), 1, c.request(cp.EDS, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Done < prev || j.Done < j.Start || j.Start < j.Arrived {
+			t.Fatalf("job %d: %+v after done %v", i, j, prev)
+		}
+		prev = j.Done
+	}
+}
+
+// TestClosedStreamDropsQueuedRequests: a request still queued when its
+// stream closes is dropped, even if a new stream reuses the id.
+func TestClosedStreamDropsQueuedRequests(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Services: twoServices(),
+		Capacity: cp.Capacity{Workers: 1, ServiceTime: sim.Constant(time.Second)}})
+	c := newClient(t, s, 1)
+	c.names[cp.LDS] = []string{"a"}
+	j, _ := s.Receive(0, 1, c.request(cp.LDS, nil))
+	s.CloseStream(sim.Time(time.Millisecond), 1)
+	if err := s.OpenStream(sim.Time(2*time.Millisecond), 1); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Complete(j.Done, j.ID)
+	if err != nil || len(rs) != 0 {
+		t.Errorf("dropped request: %v %v", summarize(rs), err)
+	}
+}
+
+// TestMaxStreamsRejectsExcess: streams beyond MaxStreams are refused with
+// RESOURCE_EXHAUSTED; closing one makes room.
+func TestMaxStreamsRejectsExcess(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Capacity: cp.Capacity{MaxStreams: 2}})
+	for id := cp.StreamID(1); id <= 2; id++ {
+		if err := s.OpenStream(0, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.OpenStream(0, 3)
+	var se *cp.StreamError
+	if !errors.As(err, &se) || se.Status.Code != codes.ResourceExhausted || se.Stream != 3 {
+		t.Fatalf("third stream: %v", err)
+	}
+	s.CloseStream(0, 1)
+	if err := s.OpenStream(0, 3); err != nil {
+		t.Errorf("after a close: %v", err)
+	}
+	tot := s.Totals()
+	if tot.StreamsRejected != 1 || tot.StreamsOpened != 3 || tot.PeakOpenStreams != 2 {
+		t.Errorf("totals = %+v", tot)
+	}
+}
+
+// TestUnlimitedWorkers: without workers every request starts when it
+// arrives and takes its service time.
+func TestUnlimitedWorkers(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Capacity: cp.Capacity{ServiceTime: sim.Constant(5 * time.Millisecond)}})
+	for id := cp.StreamID(1); id <= 10; id++ {
+		c := newClient(t, s, id)
+		j, _ := s.Receive(0, id, c.request(cp.LDS, nil))
+		if j.Start != 0 || j.Done != sim.Time(5*time.Millisecond) {
+			t.Errorf("job %+v", j)
+		}
+	}
+	if s.Totals().PeakQueueDepth != 0 {
+		t.Errorf("peak queue depth = %d", s.Totals().PeakQueueDepth)
+	}
+}
+
+// TestTimeNeverGoesBack: an input before the previous one is a wiring bug.
+func TestTimeNeverGoesBack(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p"})
+	if err := s.OpenStream(sim.Time(time.Second), 1); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	s.CloseStream(0, 1)
+}
+
+// TestSampleIsPerInterval: a sample reports the activity since the
+// previous one and the state at its time.
+func TestSampleIsPerInterval(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Services: twoServices()})
+	c := newClient(t, s, 1)
+	c.ackAll(c.subscribe(cp.CDS, "a-cluster"))
+	newClient(t, s, 2)
+	smp := s.Sample(sim.Time(2 * time.Second))
+	if smp.OpenStreams != 2 || smp.NewStreamsPerSec != 1 || smp.RequestsPerSec != 1 || smp.ResponsesPerSec != 0.5 ||
+		smp.ACKs != 1 || smp.NACKs != 0 || smp.Completed != 2 {
+		t.Errorf("first sample: %+v", smp)
+	}
+	s.CloseStream(sim.Time(3*time.Second), 2)
+	smp = s.Sample(sim.Time(4 * time.Second))
+	if smp.OpenStreams != 1 || smp.NewStreamsPerSec != 0 || smp.RequestsPerSec != 0 || smp.ACKs != 0 || smp.Completed != 0 || smp.LatencyP99 != 0 {
+		t.Errorf("second sample: %+v", smp)
+	}
+}

@@ -1,0 +1,668 @@
+package controlplane
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	streamv3 "github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdssim/xdssim/sim"
+)
+
+// Config configures one management server.
+type Config struct {
+	// Name names the server (the scenario's [[control_plane]] name). It
+	// prefixes every version the server sends ("primary/7"), so versions
+	// from different servers never compare equal, and it is the
+	// DiscoveryResponse control_plane.identifier.
+	Name string
+	// Services is the state of the world the server starts with.
+	Services []Service
+	// Cache picks the go-control-plane cache; the zero value is
+	// LinearCaches.
+	Cache CacheKind
+	// ResourceErrors makes the server send xRFC TP3 resource_errors:
+	// NOT_FOUND for a subscribed name it does not have, and the status set
+	// with SetResourceError for a withheld one. Each error is sent once
+	// per stream until it changes or the resource is served (TP3,
+	// "Protocol Behavior").
+	ResourceErrors bool
+	// Capacity models how fast the server serves requests.
+	Capacity Capacity
+	// Rand draws service times. Nil means the stream "controlplane/<Name>"
+	// of seed 0; the wiring passes the run's stream for the server.
+	Rand *sim.Rand
+}
+
+// Response is one DiscoveryResponse the server sends on a stream.
+//
+// Message.Resources are shared: the server marshals each resource once per
+// version into one *anypb.Any, and every response that carries that
+// version of the resource holds the same pointer. The wiring may therefore
+// decode and validate a resource once per pointer and hand the result to
+// every client. Nothing in Message may be modified.
+type Response struct {
+	Stream  StreamID                       // the stream to send it on
+	Type    ResourceType                   // the type of Message
+	Message *discoverypb.DiscoveryResponse // shared resources; read-only
+}
+
+// Server is one xDS management server: its state of the world in a real
+// go-control-plane cache, the SotW ADS streams open to it, a capacity
+// model, and metrics. It is a pure state machine: every method takes the
+// virtual time and returns what the server sends; it starts no goroutine
+// and reads no clock. It is not safe for concurrent use.
+type Server struct {
+	name   string
+	prefix string
+	tp3    bool
+	maxStr int
+
+	back backend
+	// res holds every resource the server knows, served or withheld.
+	res      [NumTypes]map[string]*entry
+	services map[string]*Service
+	owner    [NumTypes]map[string]string // resource name -> service
+	cp       *corepb.ControlPlane
+
+	rq      responseQueue
+	watches map[*discoverypb.DiscoveryRequest]*typeState // open watches by their request
+	streams map[StreamID]*stream
+	list    []*stream // open streams, any order (scans only)
+
+	work *workQueue
+	m    metrics
+	now  sim.Time
+
+	// Per-commit scratch.
+	staged  [NumTypes]map[string]proto.Message // nil message: delete
+	touched [NumTypes][]string                 // names whose TP3 error may have changed
+	pending []pending
+}
+
+// entry is one resource name of one type on the server.
+type entry struct {
+	msg proto.Message // nil when the name only carries an error
+	any *anypb.Any    // msg, marshalled once, shared by every response
+	err *Status       // set: withheld, and reported as a TP3 error
+}
+
+func (e *entry) served() bool { return e != nil && e.msg != nil && e.err == nil }
+
+// stream is one ADS stream's server-side state (go-control-plane
+// sotw/v3 streamWrapper).
+type stream struct {
+	id       StreamID
+	idx      int    // in Server.list
+	nonce    uint64 // last nonce sent, any type
+	lastDone sim.Time
+	types    [NumTypes]typeState
+}
+
+// typeState is a stream's state for one type (go-control-plane sotw/v3
+// watch plus its subscription).
+type typeState struct {
+	st     *stream
+	t      ResourceType
+	active bool // a request of this type was accepted
+	sub    streamv3.Subscription
+
+	// The open watch, if any: gen is nil once it fired or was cancelled.
+	req    *discoverypb.DiscoveryRequest
+	cancel func()
+	gen    *chanGen
+
+	nonce      string // of the last response of this type
+	ackedNonce string // the last nonce ACKed or NACKed
+	ack        AckState
+	queued     bool              // in Server.pending
+	reported   map[string]Status // TP3 errors sent on this stream
+}
+
+type pending struct {
+	id   StreamID // sort key, copied from ts
+	t    ResourceType
+	ts   *typeState
+	resp cachev3.Response // nil: TP3 errors only
+}
+
+// New builds a server holding cfg.Services.
+func New(cfg Config) (*Server, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("controlplane: a server needs a name")
+	}
+	if cfg.Capacity.Workers < 0 || cfg.Capacity.MaxStreams < 0 {
+		return nil, fmt.Errorf("controlplane: server %q: workers and max streams must be >= 0, got %d and %d",
+			cfg.Name, cfg.Capacity.Workers, cfg.Capacity.MaxStreams)
+	}
+	if cfg.Cache > SnapshotCache {
+		return nil, fmt.Errorf("controlplane: server %q: unknown cache kind %d", cfg.Name, cfg.Cache)
+	}
+	r := cfg.Rand
+	if r == nil {
+		r = sim.NewStream(0, "controlplane/"+cfg.Name)
+	}
+	s := &Server{
+		name:     cfg.Name,
+		prefix:   cfg.Name + "/",
+		tp3:      cfg.ResourceErrors,
+		maxStr:   cfg.Capacity.MaxStreams,
+		services: map[string]*Service{},
+		cp:       &corepb.ControlPlane{Identifier: cfg.Name},
+		watches:  map[*discoverypb.DiscoveryRequest]*typeState{},
+		streams:  map[StreamID]*stream{},
+		work:     newWorkQueue(cfg.Capacity, r),
+	}
+	s.back = newBackend(cfg.Cache, s.prefix)
+	for t := range s.res {
+		s.res[t] = map[string]*entry{}
+		s.owner[t] = map[string]string{}
+	}
+	for i := range cfg.Services {
+		if err := s.stageService(cfg.Services[i]); err != nil {
+			return nil, err
+		}
+	}
+	if out := s.commit(); len(out) != 0 {
+		panic("controlplane: responses without streams")
+	}
+	return s, nil
+}
+
+// Name returns the server's name.
+func (s *Server) Name() string { return s.name }
+
+// advance moves the server's clock; inputs never go back in time.
+func (s *Server) advance(now sim.Time) {
+	if now < s.now {
+		panic(fmt.Sprintf("controlplane: server %q: input at %v is before the previous input at %v", s.name, now, s.now))
+	}
+	s.now = now
+}
+
+// OpenStream opens ADS stream id. Over Capacity.MaxStreams it refuses the
+// stream with RESOURCE_EXHAUSTED.
+func (s *Server) OpenStream(now sim.Time, id StreamID) error {
+	s.advance(now)
+	if _, dup := s.streams[id]; dup {
+		return fmt.Errorf("controlplane: server %q: stream %d is already open", s.name, id)
+	}
+	if s.maxStr > 0 && s.m.open >= s.maxStr {
+		s.m.totals.StreamsRejected++
+		return &StreamError{Server: s.name, Stream: id, Status: Status{
+			Code:    codes.ResourceExhausted,
+			Message: fmt.Sprintf("server %q has %d streams open, its maximum", s.name, s.maxStr),
+		}}
+	}
+	st := &stream{id: id, idx: len(s.list)}
+	for t := range st.types {
+		st.types[t] = typeState{st: st, t: ResourceType(t)}
+	}
+	s.streams[id] = st
+	s.list = append(s.list, st)
+	s.m.streamOpened()
+	return nil
+}
+
+// CloseStream closes stream id, as the client cancelling it or the
+// connection failing does: its watches are cancelled and its queued
+// requests are dropped. Closing an unknown stream does nothing.
+func (s *Server) CloseStream(now sim.Time, id StreamID) {
+	s.advance(now)
+	st := s.streams[id]
+	if st == nil {
+		return
+	}
+	for t := range st.types {
+		s.closeWatch(&st.types[t])
+	}
+	delete(s.streams, id)
+	last := s.list[len(s.list)-1]
+	s.list[st.idx] = last
+	last.idx = st.idx
+	s.list[len(s.list)-1] = nil
+	s.list = s.list[:len(s.list)-1]
+	s.m.streamClosed()
+}
+
+// OpenStreams returns the number of open streams.
+func (s *Server) OpenStreams() int { return s.m.open }
+
+// Receive queues req, arrived at now on stream id, for the capacity model.
+// The wiring schedules an event at the returned Job's Done and then calls
+// Complete. The server keeps req (the cache holds it as the watch's
+// request): the caller must not modify it afterwards.
+func (s *Server) Receive(now sim.Time, id StreamID, req *discoverypb.DiscoveryRequest) (Job, error) {
+	s.advance(now)
+	st := s.streams[id]
+	if st == nil {
+		return Job{}, fmt.Errorf("controlplane: server %q: request on stream %d, which is not open", s.name, id)
+	}
+	j := s.work.enqueue(now, st, req)
+	s.m.totals.PeakQueueDepth = max(s.m.totals.PeakQueueDepth, s.work.depth(now))
+	return j, nil
+}
+
+// Complete processes the request of job id, which must be due (now >=
+// Job.Done), and returns the responses the server sends. A request whose
+// stream closed meanwhile is dropped. A *StreamError means the server
+// ended the stream.
+func (s *Server) Complete(now sim.Time, id JobID) ([]Response, error) {
+	s.advance(now)
+	j, ok := s.work.take(id)
+	if !ok {
+		return nil, fmt.Errorf("controlplane: server %q: job %d is not queued", s.name, id)
+	}
+	if now < j.Done {
+		panic(fmt.Sprintf("controlplane: server %q: job %d completed at %v, before it is done at %v", s.name, id, now, j.Done))
+	}
+	if s.streams[j.Stream] != j.st {
+		return nil, nil // the stream closed meanwhile
+	}
+	s.m.completed(now.Sub(j.Arrived))
+	return s.process(j.st, j.req)
+}
+
+// Handle processes req on stream id at once, bypassing the capacity
+// model, and returns the responses the server sends. The server keeps
+// req: the caller must not modify it afterwards.
+func (s *Server) Handle(now sim.Time, id StreamID, req *discoverypb.DiscoveryRequest) ([]Response, error) {
+	s.advance(now)
+	st := s.streams[id]
+	if st == nil {
+		return nil, fmt.Errorf("controlplane: server %q: request on stream %d, which is not open", s.name, id)
+	}
+	s.m.completed(0)
+	return s.process(st, req)
+}
+
+// process applies one request as go-control-plane's sotw server does
+// (pkg/server/sotw/v3 xds.go process): a request whose response_nonce is
+// not the last nonce sent for its type is ignored; otherwise the open
+// watch is cancelled, the subscription updated and a new watch created,
+// which the cache may answer at once.
+func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Response, error) {
+	s.m.totals.Requests++
+	url := req.GetTypeUrl()
+	t, ok := TypeFromURL(url)
+	if !ok {
+		// The sotw server fails the stream: no type URL is
+		// InvalidArgument; a type no cache serves is the MuxCache's error.
+		e := &StreamError{Server: s.name, Stream: st.id, Status: Status{Code: codes.InvalidArgument, Message: "type URL is required for ADS"}}
+		if url != "" {
+			e.Status = Status{Code: codes.Unknown, Message: "no cache defined for key " + url}
+		}
+		s.CloseStream(s.now, st.id)
+		return nil, e
+	}
+	ts := &st.types[t]
+	if ts.nonce != "" && req.GetResponseNonce() != ts.nonce {
+		// Stale: the client has not seen the latest response of this type
+		// (xDS protocol "Resource updates"; envoy issue 10363).
+		s.m.totals.StaleRequests++
+		return nil, nil
+	}
+	if ts.nonce != "" && ts.ackedNonce != ts.nonce {
+		// The first request quoting the latest nonce acknowledges it.
+		ts.ackedNonce = ts.nonce
+		if d := req.GetErrorDetail(); d != nil {
+			s.m.totals.NACKs++
+			ts.ack.NACKs++
+			ts.ack.NACKed = true
+			ts.ack.ErrorDetail = Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
+		} else {
+			s.m.totals.ACKs++
+			ts.ack.ACKs++
+			ts.ack.NACKed = false
+			ts.ack.Version = req.GetVersionInfo()
+		}
+	}
+	if ts.active {
+		// Cancel first, so the cache never answers the watch while its
+		// subscription changes (sotw/v3 xds.go: w.close() first).
+		s.closeWatch(ts)
+		ts.sub.SetResourceSubscription(req.GetResourceNames())
+	} else {
+		// gRPC clients never mean an empty list as a wildcard
+		// (go-control-plane DeactivateLegacyWildcard).
+		ts.active = true
+		ts.sub = streamv3.NewSotwSubscription(req.GetResourceNames(), false)
+	}
+	s.openWatch(ts, req)
+	s.collect()
+	if s.tp3 {
+		s.enqueue(ts, nil)
+	}
+	return s.emit(), nil
+}
+
+// openWatch asks the cache to watch ts with req.
+func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
+	if s.watches[req] != nil {
+		// The caller reused a request message: the cache must see one
+		// request per watch.
+		req = proto.Clone(req).(*discoverypb.DiscoveryRequest)
+	}
+	g := s.rq.reserve()
+	ts.req, ts.gen = req, g
+	s.watches[req] = ts
+	cancel, err := s.back.CreateWatch(req, ts.sub, g.ch)
+	if err != nil {
+		// The type URL was checked: the cache has a watcher for it.
+		panic(fmt.Sprintf("controlplane: server %q: CreateWatch: %v", s.name, err))
+	}
+	ts.cancel = cancel
+}
+
+// closeWatch cancels ts's open watch, if it has not fired.
+func (s *Server) closeWatch(ts *typeState) {
+	if ts.gen == nil {
+		return
+	}
+	if ts.cancel != nil {
+		ts.cancel()
+	}
+	ts.gen.watches--
+	ts.gen, ts.cancel = nil, nil
+	delete(s.watches, ts.req)
+}
+
+// collect drains every response the cache sent into s.pending.
+func (s *Server) collect() {
+	s.rq.drain(func(g *chanGen, r cachev3.Response) {
+		ts := s.watches[r.GetRequest()]
+		if ts == nil || ts.gen != g {
+			panic(fmt.Sprintf("controlplane: server %q: a response for a watch that is not open", s.name))
+		}
+		delete(s.watches, ts.req)
+		g.watches--
+		ts.gen, ts.cancel = nil, nil
+		s.enqueue(ts, r)
+	})
+}
+
+// enqueue adds ts to the responses of this call, with the cache's
+// response if it has one.
+func (s *Server) enqueue(ts *typeState, r cachev3.Response) {
+	if ts.queued {
+		if r != nil {
+			for i := range s.pending {
+				if s.pending[i].ts == ts {
+					s.pending[i].resp = r
+				}
+			}
+		}
+		return
+	}
+	ts.queued = true
+	s.pending = append(s.pending, pending{id: ts.st.id, t: ts.t, ts: ts, resp: r})
+}
+
+// emit turns s.pending into responses, sorted by stream and type, and
+// resets it. Nonces are assigned in that order, so a run's nonces do not
+// depend on the order in which the cache ranged over its maps.
+func (s *Server) emit() []Response {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	slices.SortFunc(s.pending, func(a, b pending) int {
+		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.t, b.t))
+	})
+	out := make([]Response, 0, len(s.pending))
+	for i := range s.pending {
+		p := s.pending[i]
+		p.ts.queued = false
+		if r, ok := s.respond(p); ok {
+			out = append(out, r)
+		}
+	}
+	clear(s.pending)
+	s.pending = s.pending[:0]
+	return out
+}
+
+type namedResource struct {
+	name string
+	res  types.Resource
+}
+
+// respond builds the DiscoveryResponse for p (go-control-plane sotw/v3
+// streamWrapper.send: next nonce, returned resources recorded in the
+// subscription), from the shared marshalled resources, sorted by name.
+func (s *Server) respond(p pending) (Response, bool) {
+	ts := p.ts
+	t := ts.t
+	errs := s.resourceErrors(ts)
+	var rs []namedResource
+	version := s.back.version(t)
+	if p.resp != nil {
+		raw, ok := p.resp.(*cachev3.RawResponse)
+		if !ok {
+			panic(fmt.Sprintf("controlplane: server %q: unexpected cache response %T", s.name, p.resp))
+		}
+		if v := raw.GetResponseVersion(); v != version {
+			panic(fmt.Sprintf("controlplane: server %q: %v cache answered version %q, the server serves %q", s.name, t, v, version))
+		}
+		for _, r := range raw.GetRawResources() {
+			rs = append(rs, namedResource{cachev3.GetResourceName(r.Resource), r.Resource})
+		}
+	} else {
+		if len(errs) == 0 {
+			return Response{}, false
+		}
+		// A TP3-only response. LDS and CDS responses must still hold every
+		// subscribed resource, or the client deletes the missing ones (TP3
+		// "Protocol Behavior"); the client already has them all, else the
+		// cache would have answered.
+		if t == LDS || t == CDS {
+			for name := range ts.sub.SubscribedResources() {
+				if e := s.res[t][name]; e.served() {
+					rs = append(rs, namedResource{name, e.msg})
+				}
+			}
+		}
+	}
+	slices.SortFunc(rs, func(a, b namedResource) int { return cmp.Compare(a.name, b.name) })
+	anys := make([]*anypb.Any, len(rs))
+	for i, r := range rs {
+		e := s.res[t][r.name]
+		if !e.served() || e.msg != r.res {
+			panic(fmt.Sprintf("controlplane: server %q: %v cache returned %q, which the server does not serve as such", s.name, t, r.name))
+		}
+		anys[i] = e.any
+	}
+	ts.st.nonce++
+	ts.nonce = strconv.FormatUint(ts.st.nonce, 10)
+	ts.ack.Nonce = ts.nonce
+	if p.resp != nil {
+		ts.sub.SetReturnedResources(p.resp.GetReturnedResources())
+	}
+	s.m.totals.Responses++
+	s.m.totals.ResourceErrors += int64(len(errs))
+	return Response{Stream: ts.st.id, Type: t, Message: &discoverypb.DiscoveryResponse{
+		VersionInfo:    version,
+		Resources:      anys,
+		TypeUrl:        t.TypeURL(),
+		Nonce:          ts.nonce,
+		ControlPlane:   s.cp,
+		ResourceErrors: errs,
+	}}, true
+}
+
+// marshal is the one marshalling of a resource version. Deterministic
+// output is stable within a binary, which is all comparisons need.
+func marshal(m proto.Message) []byte {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("controlplane: marshalling %s: %v", proto.MessageName(m), err))
+	}
+	return b
+}
+
+// put stages msg as resource (t, name). Identical bytes change nothing, so
+// republishing the same config bumps no version.
+func (s *Server) put(t ResourceType, name string, msg proto.Message) {
+	b := marshal(msg)
+	e := s.res[t][name]
+	if e != nil && e.msg != nil && bytes.Equal(e.any.GetValue(), b) {
+		return
+	}
+	if e == nil {
+		e = &entry{}
+		s.res[t][name] = e
+	}
+	e.msg = msg
+	e.any = &anypb.Any{TypeUrl: t.TypeURL(), Value: b}
+	if e.err == nil {
+		s.stage(t, name, msg)
+	}
+}
+
+// remove stages the deletion of resource (t, name); an error set on the
+// name stays.
+func (s *Server) remove(t ResourceType, name string) {
+	e := s.res[t][name]
+	if e == nil || e.msg == nil {
+		return
+	}
+	if e.err == nil {
+		s.stage(t, name, nil)
+		delete(s.res[t], name)
+	}
+	e.msg, e.any = nil, nil
+	s.touch(t, name)
+}
+
+func (s *Server) stage(t ResourceType, name string, msg proto.Message) {
+	if s.staged[t] == nil {
+		s.staged[t] = map[string]proto.Message{}
+	}
+	s.staged[t][name] = msg
+}
+
+// touch records that the TP3 error of (t, name) may have changed.
+func (s *Server) touch(t ResourceType, name string) {
+	if s.tp3 {
+		s.touched[t] = append(s.touched[t], name)
+	}
+}
+
+// commit applies the staged changes to the cache, one update per type,
+// and returns the responses they cause.
+func (s *Server) commit() []Response {
+	var batch [NumTypes]typeChange
+	for t := range s.staged {
+		names := make([]string, 0, len(s.staged[t]))
+		for name := range s.staged[t] {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if m := s.staged[t][name]; m != nil {
+				if batch[t].update == nil {
+					batch[t].update = map[string]types.Resource{}
+				}
+				batch[t].update[name] = m
+			} else {
+				batch[t].remove = append(batch[t].remove, name)
+			}
+		}
+		s.staged[t] = nil
+	}
+	s.back.apply(&batch)
+	s.collect()
+	if s.tp3 {
+		s.scanTouched()
+	}
+	return s.emit()
+}
+
+// scanTouched queues every stream subscribed to a name whose TP3 error may
+// have changed, so that it hears of the error even when the cache sends
+// nothing (SotW cannot tell an RDS or EDS client of a deletion).
+func (s *Server) scanTouched() {
+	for t := range s.touched {
+		names := s.touched[t]
+		if len(names) == 0 {
+			continue
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, st := range s.list {
+			ts := &st.types[t]
+			if !ts.active || ts.queued {
+				continue
+			}
+			sub := ts.sub.SubscribedResources()
+			for _, n := range names {
+				if _, ok := sub[n]; ok {
+					s.enqueue(ts, nil)
+					break
+				}
+			}
+		}
+		s.touched[t] = s.touched[t][:0]
+	}
+}
+
+// errorOf returns the TP3 error to report for (t, name), or nil.
+func (s *Server) errorOf(t ResourceType, name string) *Status {
+	e := s.res[t][name]
+	switch {
+	case e != nil && e.err != nil:
+		return e.err
+	case e == nil || e.msg == nil:
+		return &Status{Code: codes.NotFound, Message: fmt.Sprintf("%v resource %q does not exist on server %q", t, name, s.name)}
+	}
+	return nil
+}
+
+// resourceErrors returns the TP3 errors ts has not yet been told of, in
+// name order, and records them as told. An error is sent once; it is sent
+// again only if it changes, or after the resource was served in between.
+func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
+	if !s.tp3 {
+		return nil
+	}
+	sub := ts.sub.SubscribedResources()
+	for name := range ts.reported {
+		if _, ok := sub[name]; !ok {
+			delete(ts.reported, name)
+		}
+	}
+	names := make([]string, 0, len(sub))
+	for name := range sub {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var out []*discoverypb.ResourceError
+	for _, name := range names {
+		want := s.errorOf(ts.t, name)
+		have, told := ts.reported[name]
+		if want == nil {
+			if told {
+				delete(ts.reported, name)
+			}
+			continue
+		}
+		if told && have == *want {
+			continue
+		}
+		if ts.reported == nil {
+			ts.reported = map[string]Status{}
+		}
+		ts.reported[name] = *want
+		out = append(out, resourceError(name, *want))
+	}
+	return out
+}
