@@ -1,0 +1,489 @@
+package xdsclient
+
+import (
+	"fmt"
+	"time"
+
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	"google.golang.org/grpc/codes"
+)
+
+// authority holds the resource cache, the watchers and the fallback state of
+// one bootstrap authority (grpc-go internal/xds/clients/xdsclient/authority.go).
+type authority struct {
+	c    *Client
+	name string
+	// servers are channel indices in priority order (gRFC A71: "Priority is
+	// assigned based on server order in bootstrap.json").
+	servers []int
+	// held is the set of positions in servers whose channel this authority
+	// holds a reference to (grpc-go xdsChannelConfigs[i].channel != nil).
+	held uint64
+	// active is the position of the active channel, -1 when none (grpc-go
+	// activeXDSChannel).
+	active int
+
+	res    [numTypes]map[string]*resourceState
+	sorted [numTypes][]string // names of res[t], sorted: deterministic iteration
+}
+
+// resourceState is one cache entry (grpc-go authority.go resourceState).
+type resourceState struct {
+	watchers []WatcherID // registration order
+	cache    *Decoded    // last valid resource, nil if none
+	version  string      // version_info of the last update (CSDS)
+	status   adminpb.ClientResourceStatus
+	updated  time.Duration // last update time (CSDS last_updated)
+	err      *errState     // last error, nil if none (CSDS error_state)
+	// deletionIgnored is set when a deletion was ignored (gRFC A53).
+	deletionIgnored bool
+	// subs is the set of server positions this name is subscribed on
+	// (grpc-go resourceState.xdsChannelConfigs).
+	subs uint64
+	// seen is the response generation that last named this resource.
+	seen uint64
+}
+
+// errState is CSDS UpdateFailureState plus the notification it produced.
+type errState struct {
+	status  Status
+	cause   ErrorCause
+	version string
+	at      time.Duration
+}
+
+func (c *Client) newAuthority(name string, servers []ServerConfig) authority {
+	a := authority{c: c, name: name, active: -1}
+	for _, s := range servers {
+		a.servers = append(a.servers, c.serverIndex(s))
+	}
+	return a
+}
+
+func (a *authority) position(ch int) int {
+	for i, s := range a.servers {
+		if s == ch {
+			return i
+		}
+	}
+	return -1
+}
+
+func (a *authority) empty() bool {
+	for t := range a.res {
+		if len(a.res[t]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// watch adds a watcher (grpc-go authority.go watchResource).
+func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
+	c := a.c
+	// The first watch of the authority creates a channel to server[0]
+	// (grpc-go xdsChannelToUse; gRFC A71).
+	if a.active < 0 {
+		a.acquire(0)
+		a.active = 0
+	}
+	if a.res[typ] == nil {
+		a.res[typ] = map[string]*resourceState{}
+	}
+	st := a.res[typ][name]
+	if st == nil {
+		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED}
+		a.res[typ][name] = st
+		a.sorted[typ] = insertSorted(a.sorted[typ], name)
+		// grpc-go and grpc-java subscribe on the active channel only; C-core
+		// WatchResource subscribes on every channel of the authority
+		// (notes §6 "New watch during fallback").
+		if c.prof.NewWatchChannels == WatchChannelsAll {
+			for pos := range a.servers {
+				if a.held&(1<<pos) != 0 {
+					a.subscribe(st, pos, typ, name)
+				}
+			}
+		} else {
+			a.subscribe(st, a.active, typ, name)
+		}
+	}
+	for _, x := range st.watchers {
+		if x == w {
+			return // a watcher is a set member (grpc-go map[ResourceWatcher]bool)
+		}
+	}
+	st.watchers = append(st.watchers, w)
+	a.replay(typ, name, st, w)
+}
+
+// replay tells a new watcher what the cache knows (grpc-go watchResource:
+// cache, then the NACK error, then NotExist; notes §1 "New watcher on an
+// existing entry"). Connectivity errors are replayed only by C-core.
+func (a *authority) replay(typ ResourceType, name string, st *resourceState, w WatcherID) {
+	c := a.c
+	if st.cache != nil {
+		c.notify(w, ResourceChanged, typ, name, st.cache, st.version, Status{}, CauseNone)
+	}
+	switch st.status {
+	case adminpb.ClientResourceStatus_NACKED, adminpb.ClientResourceStatus_RECEIVED_ERROR, adminpb.ClientResourceStatus_TIMEOUT:
+		if st.err != nil {
+			a.notifyErr(w, typ, name, st, st.err.status, st.err.cause)
+		}
+	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
+		a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
+	}
+	if c.prof.ReplayConnectivityError && a.active >= 0 {
+		if ce := c.channels[a.servers[a.active]].connErr; ce != nil {
+			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
+		}
+	}
+}
+
+// notifyErr sends ResourceChanged(error) when nothing is cached and
+// AmbientError otherwise (gRFC A88 "Handling Transient Errors" and the
+// non-dropping rows of "Summary of Behavior Changes").
+func (a *authority) notifyErr(w WatcherID, typ ResourceType, name string, st *resourceState, s Status, cause ErrorCause) {
+	k := AmbientError
+	if st.cache == nil {
+		k = ResourceChanged
+	}
+	a.c.notify(w, k, typ, name, nil, "", s, cause)
+}
+
+func (a *authority) notifyAllErr(typ ResourceType, name string, st *resourceState, s Status, cause ErrorCause) {
+	for _, w := range st.watchers {
+		a.notifyErr(w, typ, name, st, s, cause)
+	}
+}
+
+// unwatch removes a watcher; the last one unsubscribes the name from every
+// channel, and the last name of the authority releases its channels
+// (grpc-go unwatchResource, removeUnsubscribedCacheEntries, closeXDSChannels).
+func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
+	st := a.res[typ][name]
+	if st == nil {
+		return
+	}
+	for i, x := range st.watchers {
+		if x == w {
+			st.watchers = append(st.watchers[:i], st.watchers[i+1:]...)
+			break
+		}
+	}
+	if len(st.watchers) > 0 {
+		return
+	}
+	for pos := range a.servers {
+		if st.subs&(1<<pos) != 0 {
+			a.c.channels[a.servers[pos]].unsubscribe(a.c, typ, name)
+		}
+	}
+	delete(a.res[typ], name)
+	a.sorted[typ] = removeSorted(a.sorted[typ], name)
+	if a.empty() {
+		for pos := range a.servers {
+			if a.held&(1<<pos) != 0 {
+				a.release(pos)
+			}
+		}
+		a.active = -1
+	}
+}
+
+func (a *authority) subscribe(st *resourceState, pos int, typ ResourceType, name string) {
+	st.subs |= 1 << pos
+	a.c.channels[a.servers[pos]].subscribe(a.c, typ, name)
+}
+
+// acquire takes a reference to the channel at pos, creating it.
+func (a *authority) acquire(pos int) {
+	a.held |= 1 << pos
+	ch := &a.c.channels[a.servers[pos]]
+	ch.acquire(a.c, a)
+}
+
+// release drops the reference to the channel at pos.
+func (a *authority) release(pos int) {
+	a.held &^= 1 << pos
+	ch := &a.c.channels[a.servers[pos]]
+	ch.release(a.c, a)
+}
+
+// connectivityFailure handles a connectivity error on the channel at pos:
+// an ADS stream that failed before any response, or (C-core, spec)
+// TRANSIENT_FAILURE. It falls back if a watched resource is uncached, else
+// tells every watcher (grpc-go authority.go handleADSStreamFailure; gRFC A71
+// "Change XdsClient to support fallback within each xDS authority"; gRFC A57
+// "Handling ADS Stream Termination").
+func (a *authority) connectivityFailure(pos int, st Status) {
+	if a.watcherExistsForUncachedResource() {
+		for i := pos + 1; i < len(a.servers); i++ {
+			if a.fallbackTo(i) {
+				// Fallback started: watchers are not told (grpc-go returns
+				// early; TestAuthority_Fallback sees no ResourceError).
+				return
+			}
+		}
+	}
+	// No fallback: every watcher of the authority gets the error, uncached
+	// ones as ResourceChanged, cached ones as AmbientError (gRFC A88 table
+	// rows 1-4). Not de-duplicated (notes §1).
+	s := connectivityStatus(st)
+	for t := ResourceType(0); t < numTypes; t++ {
+		for _, name := range a.sorted[t] {
+			rs := a.res[t][name]
+			a.notifyAllErr(t, name, rs, s, CauseConnectivity)
+		}
+	}
+}
+
+// watcherExistsForUncachedResource: "At least one watcher exists for a
+// resource that is not cached" (gRFC A71); NACKed and does-not-exist entries
+// count as cached (grpc-go checks status == Requested).
+func (a *authority) watcherExistsForUncachedResource() bool {
+	for t := range a.res {
+		for _, st := range a.res[t] {
+			if len(st.watchers) > 0 && st.status == adminpb.ClientResourceStatus_REQUESTED {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fallbackTo connects to the server at pos and subscribes every watched
+// name there, keeping the cache and the higher-priority channels (gRFC A71;
+// grpc-go fallbackToServer, which skips a server whose channel exists).
+func (a *authority) fallbackTo(pos int) bool {
+	if a.held&(1<<pos) != 0 {
+		return false
+	}
+	a.acquire(pos)
+	a.active = pos
+	for t := ResourceType(0); t < numTypes; t++ {
+		for _, name := range a.sorted[t] {
+			st := a.res[t][name]
+			if len(st.watchers) > 0 && st.subs&(1<<pos) == 0 {
+				a.subscribe(st, pos, t, name)
+			}
+		}
+	}
+	return true
+}
+
+// revertOnUpdate applies gRFC A71 "Once such a resource is received, the
+// XdsClient will close connections to the lower-priority server(s)"
+// (grpc-go handleRevertingToPrimaryOnUpdate). It reports whether the update
+// is to be processed: updates from a server of lower priority than the
+// active one are dropped.
+func (a *authority) revertOnUpdate(pos int) bool {
+	if a.active < 0 || pos > a.active {
+		return false
+	}
+	if pos == a.active {
+		return true
+	}
+	a.active = pos
+	for i := pos + 1; i < len(a.servers); i++ {
+		if a.held&(1<<i) == 0 {
+			continue
+		}
+		ch := &a.c.channels[a.servers[i]]
+		for t := ResourceType(0); t < numTypes; t++ {
+			for _, name := range a.sorted[t] {
+				st := a.res[t][name]
+				if st.subs&(1<<i) != 0 {
+					st.subs &^= 1 << i
+					ch.unsubscribe(a.c, t, name)
+				}
+			}
+		}
+		a.release(i)
+	}
+	return true
+}
+
+// handleUpdate applies one response of type typ from the channel at pos to
+// the cache (grpc-go handleADSResourceUpdate; gRFC A88 "Handling Data
+// Errors" and xRFC TP3 support).
+func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedResponse, hadConnErr bool) {
+	c := a.c
+	if !a.revertOnUpdate(pos) {
+		return
+	}
+	feat := c.servers[a.servers[pos]].Features
+	m := &c.channels[a.servers[pos]].metrics
+	a88 := c.prof.A88DataErrors
+	states := a.res[typ]
+	for _, d := range resp.Resources {
+		if d.Name == "" {
+			continue // a top-level error: only the NACK carries it
+		}
+		st := states[d.Name]
+		if st == nil {
+			continue
+		}
+		st.seen = c.gen
+		if d.Err != nil {
+			// grpc-go reports ResourceUpdateInvalid per resource it has
+			// state for (gRFC A78 resource_updates_invalid).
+			m.ResourceUpdatesInvalid[typ]++
+			a.handleNACK(typ, d, st, resp.Version, feat)
+			continue
+		}
+		// gRFC A78 resource_updates_valid: "incremented even for resources
+		// that have not changed" (grpc-go ResourceUpdateValid).
+		m.ResourceUpdatesValid[typ]++
+		// A valid resource. Watchers hear of it when it is new, differs
+		// from the cache, or follows an error (grpc-go: "the previous update
+		// for this resource was NACKed").
+		st.deletionIgnored = false
+		changed := st.cache == nil || !st.cache.Equal(d) || st.err != nil
+		st.status = adminpb.ClientResourceStatus_ACKED
+		st.version = resp.Version
+		st.updated = c.now
+		st.err = nil
+		if changed {
+			st.cache = d
+			for _, w := range st.watchers {
+				c.notify(w, ResourceChanged, typ, d.Name, d, resp.Version, Status{}, CauseNone)
+			}
+		} else if hadConnErr && c.prof.AmbientOKOnRecovery {
+			// C-core: an unchanged resource while the channel status was
+			// an error clears it with AmbientError(OK) (notes §1).
+			for _, w := range st.watchers {
+				c.notify(w, AmbientError, typ, d.Name, nil, "", Status{}, CauseRecovered)
+			}
+		}
+	}
+	if a88 {
+		for _, re := range resp.ResourceErrors {
+			if st := states[re.Name]; st != nil {
+				st.seen = c.gen
+				// C-core HandleServerReportedResourceError counts a TP3
+				// error as an invalid resource.
+				m.ResourceUpdatesInvalid[typ]++
+				a.handleServerError(typ, re, st, resp.Version, feat)
+			}
+		}
+	}
+	if !typ.allResourcesRequiredInSotW() {
+		return
+	}
+	// SotW deletion of LDS/CDS: a cached name missing from the response
+	// (grpc-go handleADSResourceUpdate, second loop).
+	for _, name := range a.sorted[typ] {
+		st := states[name]
+		if st.cache == nil || st.seen == c.gen || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST {
+			// Uncached: the timer decides (grpc-go PR #5912). Already
+			// deleted: no repeated notification.
+			continue
+		}
+		a.handleDeletion(typ, name, st, feat)
+	}
+}
+
+// handleNACK applies a resource that failed validation.
+func (a *authority) handleNACK(typ ResourceType, d *Decoded, st *resourceState, version string, feat ServerFeatures) {
+	c := a.c
+	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", d.Name, typ, d.Err)}
+	// grpc-go c841c90b (#9185): the same error text again is not re-sent.
+	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
+	st.status = adminpb.ClientResourceStatus_NACKED
+	st.err = &errState{status: s, cause: CauseNACK, version: version, at: c.now}
+	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
+		// gRFC A88 table "NACK from client | true | true": drop the
+		// resource and fail RPCs.
+		st.cache = nil
+	}
+	if dup {
+		return
+	}
+	a.notifyAllErr(typ, d.Name, st, s, CauseNACK)
+}
+
+// handleServerError applies an xRFC TP3 resource error (gRFC A88 "Support
+// for Errors Provided by the xDS server"). NOT_FOUND and PERMISSION_DENIED
+// are data errors; every other code is transient.
+func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *resourceState, version string, feat ServerFeatures) {
+	c := a.c
+	data := re.Status.Code == codes.NotFound || re.Status.Code == codes.PermissionDenied
+	if data && feat.FailOnDataErrors {
+		st.cache = nil
+	}
+	st.status = adminpb.ClientResourceStatus_RECEIVED_ERROR
+	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
+	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
+}
+
+// handleDeletion applies the SotW deletion of a cached LDS/CDS resource.
+func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceState, feat ServerFeatures) {
+	c := a.c
+	s := notFound(typ, name)
+	if c.prof.A88DataErrors {
+		// gRFC A88 table, "LDS or CDS resource deletion from server":
+		// without fail_on_data_errors, OnAmbientError(NOT_FOUND) and keep
+		// the resource (C-core keeps it cached with DOES_NOT_EXIST status);
+		// with it, drop the resource and OnResourceChanged(NOT_FOUND).
+		st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+		st.updated = c.now
+		if feat.FailOnDataErrors {
+			st.cache = nil
+			st.version = ""
+		} else {
+			st.deletionIgnored = true
+		}
+		a.notifyAllErr(typ, name, st, s, CauseDeleted)
+		return
+	}
+	if feat.IgnoreResourceDeletion {
+		// gRFC A53: keep the resource, tell nobody (grpc-go logs only).
+		st.deletionIgnored = true
+		return
+	}
+	st.cache = nil
+	st.version = ""
+	st.err = nil
+	st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+	st.updated = c.now
+	a.notifyAllErr(typ, name, st, s, CauseDeleted)
+}
+
+// resourceTimeout applies an expired does-not-exist timer (grpc-go
+// handleADSResourceDoesNotExist, which neither checks server priority nor
+// the cache; gRFC A88 "Changes to Resource Timer Behavior").
+func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFeatures) {
+	c := a.c
+	st := a.res[typ][name]
+	if st == nil {
+		return
+	}
+	st.cache = nil
+	st.version = ""
+	st.updated = c.now
+	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {
+		s := Status{Code: codes.Unavailable, Message: fmt.Sprintf("xds: timed out waiting for resource %q of type %v", name, typ)}
+		st.status = adminpb.ClientResourceStatus_TIMEOUT
+		st.err = &errState{status: s, cause: CauseTimeout, at: c.now}
+		a.notifyAllErr(typ, name, st, s, CauseTimeout)
+		return
+	}
+	st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+	st.err = nil
+	a.notifyAllErr(typ, name, st, notFound(typ, name), CauseTimeout)
+}
+
+func (a *authority) cached(typ ResourceType, name string) bool {
+	st := a.res[typ][name]
+	return st != nil && st.cache != nil
+}
+
+// notFound is grpc-go's text for both a deletion and a timer expiry.
+func notFound(typ ResourceType, name string) Status {
+	return Status{Code: codes.NotFound, Message: fmt.Sprintf("xds: resource %q of type %v has been removed", name, typ)}
+}
+
+func connectivityStatus(st Status) Status {
+	return Status{Code: codes.Unavailable, Message: "xds: error received from xDS stream: " + st.String()}
+}

@@ -1,0 +1,317 @@
+package xdsclient
+
+import (
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// streamPhase is where the channel's ADS stream is.
+type streamPhase uint8
+
+const (
+	streamNone    streamPhase = iota // no channel, or closed
+	streamBackoff                    // waiting for the retry timer
+	streamOpening                    // OpenStream emitted, no StreamOpened yet
+	streamOpen                       // StreamOpened received
+)
+
+// watchPhase is a name's does-not-exist timer state on one channel (grpc-go
+// xdsresource.ResourceWatchState: Started → Requested → Received | Timeout).
+type watchPhase uint8
+
+const (
+	watchStarted   watchPhase = iota // subscribed, timer not running
+	watchRequested                   // timer running
+	watchReceived                    // a response named it
+	watchTimeout                     // the timer fired
+)
+
+type watchState struct {
+	phase watchPhase
+	// awaitingReady: the request naming it was written while the channel
+	// was not READY; the timer starts at READY (gRFC A57).
+	awaitingReady bool
+}
+
+// typeState is one resource type's subscription on a channel (grpc-go
+// ads_stream.go resourceTypeState).
+type typeState struct {
+	names   []string // sorted snapshot of subscribed names; never mutated
+	watch   map[string]*watchState
+	version string // last ACKed version: kept across streams (xDS protocol)
+	nonce   string // last nonce seen on the current stream
+}
+
+type inflight struct {
+	typ   ResourceType
+	names []string
+}
+
+// channel is the xDS channel and ADS stream to one server (grpc-go
+// channel.go xdsChannel and ads_stream.go adsStreamImpl, one per server per
+// client: notes §6 "Management-server connection").
+type channel struct {
+	idx  int
+	cfg  ServerConfig
+	refs int // authorities holding the channel
+
+	conn        ConnectivityState
+	phase       streamPhase
+	gotResponse bool          // a response arrived on the current stream
+	nodeSent    bool          // the current stream's first request went out
+	streamStart time.Duration // when the current attempt was started
+	attempt     int           // backoff attempt
+	types       [numTypes]typeState
+	inflight    []inflight // Sends not yet SendDone, oldest first
+	// connErr is the channel's current connectivity error, cleared by a
+	// response (C-core channel status).
+	connErr *Status
+
+	// ADS flow control (grpc-go ads_stream.go adsFlowControl). readPaused:
+	// the caller holds the stream's next read. While it is set, either
+	// pendingDone callbacks of response doneUpdate are outstanding, or the
+	// stream is stalled for good (notes §8.1). A StreamFailed that arrives
+	// meanwhile is kept in heldFailure/heldStatus.
+	readPaused  bool
+	stalled     bool
+	doneUpdate  uint64
+	pendingDone int
+	heldFailure bool
+	heldStatus  Status
+
+	// gRFC A78 metrics. connected is the grpc.xds_client.connected gauge
+	// (grpc-go adsStreamImpl.streamEstablished); streamCreated records that
+	// the channel's first stream was created (grpc-go firstStreamCreated).
+	// metrics holds the counters, which survive the channel's closing.
+	connected     bool
+	streamCreated bool
+	metrics       ServerMetrics
+}
+
+// acquire adds an authority's reference; the first creates the channel and
+// starts its first stream attempt at once (grpc-go backoff.RunF makes the
+// first attempt immediately).
+func (ch *channel) acquire(c *Client, _ *authority) {
+	ch.refs++
+	if ch.refs > 1 {
+		return
+	}
+	ch.reset()
+	// grpc-go: a new adsStreamImpl starts with streamEstablished false;
+	// grpc-java (!isInError()) and C-core (status OK) report connected from
+	// the channel's creation (Profile.ConnectedMetricInitial).
+	ch.connected = c.prof.ConnectedMetricInitial == ConnectedChannel
+	ch.openStream(c)
+}
+
+// release drops a reference; the last closes the channel and forgets its
+// state, versions included (grpc-go: a re-watch after the channel closed
+// starts with version "", TestADS_ACK_NACK_ResourceIsNotRequestedAnymore).
+func (ch *channel) release(c *Client, _ *authority) {
+	ch.refs--
+	if ch.refs > 0 {
+		return
+	}
+	switch ch.phase {
+	case streamOpen, streamOpening:
+		c.emit(Effect{Kind: CloseStream, Server: ch.idx})
+	case streamBackoff:
+		c.cancelTimer(TimerID{Kind: RetryTimer, Server: ch.idx})
+		c.emit(Effect{Kind: CloseStream, Server: ch.idx})
+	}
+	ch.cancelResourceTimers(c)
+	ch.reset()
+}
+
+// reset forgets the channel's state, keeping its identity, references,
+// connectivity and metric counters. Closing a channel also stops its flow
+// control (grpc-go adsStreamImpl.Stop calls fc.stop()), so a pause ends.
+func (ch *channel) reset() {
+	*ch = channel{idx: ch.idx, cfg: ch.cfg, refs: ch.refs, conn: ch.conn, metrics: ch.metrics}
+}
+
+func (ch *channel) openStream(c *Client) {
+	ch.phase = streamOpening
+	ch.gotResponse = false
+	ch.streamStart = c.now
+	c.emit(Effect{Kind: OpenStream, Server: ch.idx, WaitForReady: c.prof.ADSWaitForReady})
+}
+
+// authorities calls f for every authority holding this channel, in
+// bootstrap order, with the channel's position in it.
+func (ch *channel) authorities(c *Client, f func(a *authority, pos int)) {
+	for i := range c.auths {
+		a := &c.auths[i]
+		if pos := a.position(ch.idx); pos >= 0 && a.held&(1<<pos) != 0 {
+			f(a, pos)
+		}
+	}
+}
+
+// connectivityChanged records the channel state. READY starts the timers
+// of names already sent (gRFC A57 "Handling Resources That Do Not Exist":
+// the timer starts once the subscription was sent AND the channel is
+// READY). TRANSIENT_FAILURE is a connectivity error only where the profile
+// watches channel state (gRFC A57 "Connectivity Status Information via
+// Connectivity State Notification"; C-core StateWatcher).
+func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
+	prev := ch.conn
+	ch.conn = s
+	if ch.refs == 0 {
+		return
+	}
+	switch {
+	case s == Ready && prev != Ready:
+		for t := ResourceType(0); t < numTypes; t++ {
+			ts := &ch.types[t]
+			for _, name := range ts.names {
+				if ws := ts.watch[name]; ws.awaitingReady && ws.phase == watchStarted {
+					ch.startTimer(c, t, name, ws)
+				}
+			}
+		}
+	case s == TransientFailure && prev != TransientFailure && c.prof.TransientFailureIsConnectivityError:
+		st := Status{Code: codes.Unavailable, Message: "channel reports TRANSIENT_FAILURE"}
+		ch.countConnectivityFailure(c)
+		ch.connErr = &st
+		ch.authorities(c, func(a *authority, pos int) { a.connectivityFailure(pos, st) })
+	}
+}
+
+// streamOpened sends every subscription in the fixed type order, node on
+// the first request (grpc-go sendExisting; the order is Go map order there,
+// fixed here: notes §2).
+func (ch *channel) streamOpened(c *Client) {
+	if ch.phase != streamOpening {
+		return
+	}
+	ch.phase = streamOpen
+	ch.gotResponse = false
+	ch.nodeSent = false
+	if !ch.streamCreated {
+		// grpc-go runner: the very first stream of the channel sets
+		// streamEstablished at creation (gRFC A78 "set to 1 when the stream
+		// is initially created"); later ones only on a response.
+		ch.streamCreated = true
+		if c.prof.ConnectedMetricInitial == ConnectedFirstStream {
+			ch.connected = true
+		}
+	}
+	for t := ResourceType(0); t < numTypes; t++ {
+		ts := &ch.types[t]
+		ts.nonce = "" // a new stream resets the nonce, keeps the version
+		if len(ts.names) > 0 {
+			ch.send(c, t, ts.version, nil)
+		}
+	}
+}
+
+// streamFailed handles the end of a stream (gRFC A57 "Handling ADS Stream
+// Termination"; grpc-go ads_stream.go onError and runner).
+func (ch *channel) streamFailed(c *Client, st Status) {
+	if ch.phase != streamOpen && ch.phase != streamOpening {
+		return
+	}
+	if ch.readPaused {
+		// grpc-go recv is blocked in fc.wait(): it sees the stream's error
+		// only from the Recv after the watchers are done, and never if the
+		// read is stalled (notes §8.1). Keep the first one.
+		if !ch.heldFailure {
+			ch.heldFailure, ch.heldStatus = true, st
+		}
+		return
+	}
+	ch.phase = streamBackoff
+	ch.inflight = ch.inflight[:0]
+	// Running timers stop and their names go back to Started (grpc-go
+	// onError). C-core's timers belong to the call, so every uncached name
+	// is timed afresh on the next call (notes §3).
+	for t := ResourceType(0); t < numTypes; t++ {
+		ts := &ch.types[t]
+		for _, name := range ts.names {
+			ws := ts.watch[name]
+			ws.awaitingReady = false
+			if ws.phase == watchRequested {
+				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
+				ws.phase = watchStarted
+			} else if c.prof.ResourceTimerScope == TimerScopeCall && !ch.cachedAnywhere(c, t, name) {
+				ws.phase = watchStarted
+			}
+		}
+	}
+	var delay time.Duration
+	if ch.gotResponse {
+		// Not an error after a response (gRFC A57). grpc-go restarts at
+		// once; grpc-java and C-core reset the backoff and wait a fresh
+		// jittered initial delay (notes §5).
+		ch.attempt = 0
+		if c.prof.RestartDelayAfterResponse == RestartJitteredInitial {
+			delay = c.jitter(float64(c.prof.BackoffInitial))
+			ch.attempt = 1
+		}
+	} else {
+		// A connectivity error: watchers and fallback (gRFC A57, A71).
+		ch.countConnectivityFailure(c)
+		ch.connErr = &st
+		ch.authorities(c, func(a *authority, pos int) { a.connectivityFailure(pos, st) })
+		if ch.refs == 0 {
+			return // the failure closed the channel (no watchers left)
+		}
+		delay = c.backoff(ch.attempt)
+		ch.attempt++
+		if c.prof.BackoffSubtractStreamLifetime {
+			// grpc-java: max(0, backoff - time since the attempt started).
+			delay -= c.now - ch.streamStart
+			if delay < 0 {
+				delay = 0
+			}
+		}
+	}
+	if delay == 0 {
+		ch.openStream(c)
+		return
+	}
+	c.armTimer(TimerID{Kind: RetryTimer, Server: ch.idx}, delay)
+}
+
+func (ch *channel) retryFired(c *Client) {
+	if ch.phase != streamBackoff || ch.refs == 0 {
+		return
+	}
+	ch.openStream(c)
+}
+
+// cachedAnywhere reports whether some authority holding this channel has
+// the resource cached (C-core MaybeStartTimer checks HasResource).
+func (ch *channel) cachedAnywhere(c *Client, t ResourceType, name string) bool {
+	found := false
+	ch.authorities(c, func(a *authority, _ int) { found = found || a.cached(t, name) })
+	return found
+}
+
+func (ch *channel) cancelResourceTimers(c *Client) {
+	for t := ResourceType(0); t < numTypes; t++ {
+		ts := &ch.types[t]
+		for _, name := range ts.names {
+			if ts.watch[name].phase == watchRequested {
+				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
+			}
+		}
+	}
+}
+
+// countConnectivityFailure updates the gRFC A78 metrics for a connectivity
+// failure: the connected gauge drops (grpc-go streamEstablished.Store(false)
+// after a failed NewStream or a Recv error before any response; grpc-java
+// inError; C-core non-OK channel status), and server_failure counts every
+// failure (grpc-go channelState.adsStreamFailure, grpc-java
+// handleStreamClosed) or only a healthy server turning unhealthy (gRFC A78;
+// C-core SetChannelStatusLocked: "If status was previously OK"). It runs
+// before connErr is set, so connErr == nil means "was healthy".
+func (ch *channel) countConnectivityFailure(c *Client) {
+	ch.connected = false
+	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr == nil {
+		ch.metrics.ServerFailures++
+	}
+}

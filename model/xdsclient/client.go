@@ -1,0 +1,349 @@
+// Package xdsclient is a deterministic model of one gRPC XdsClient instance:
+// the resource cache and watchers, the ADS stream to each management
+// server, the does-not-exist timers, fallback between servers and error
+// handling, as specified by gRFC A57, A71 and A88 and as implemented by
+// grpc-go, grpc-java and C-core (selected by a Profile).
+//
+// Like go.etcd.io/raft, the Client is a pure state machine: it has no clock,
+// no goroutines and no I/O. The caller feeds it inputs (a watch, a channel
+// connectivity change, a stream opened or failed, a response, a send
+// completed, a timer fired), each stamped with the virtual time, and gets
+// back the effects it must carry out: open or close a stream, send a
+// DiscoveryRequest, arm or cancel a timer, call a watcher. The slice of
+// effects an input returns is valid until the next input.
+//
+// Resources are decoded and validated once, outside any client (Decode,
+// DecodeResponse); the resulting *Decoded values are immutable and may be
+// shared by every client that receives the same bytes.
+//
+// # ADS flow control
+//
+// Real clients read the next response of an ADS stream only once every
+// watcher callback of the previous one has finished (grpc-go adsFlowControl,
+// grpc-java ProcessingTracker, C-core ReadDelayHandle; Profile.ADSFlowControl).
+// The machine models it with one input and two effects:
+//
+//   - WatcherDone(Done) answers each Notify whose Notification.Done.Waits(),
+//     once the watcher has processed it.
+//   - PauseRead{Server} ends the step that processed a response whose
+//     callbacks are outstanding. The caller then delivers nothing more from
+//     that stream, neither its next response nor its end.
+//   - ResumeRead{Server} comes out of the WatcherDone that completes the
+//     last of those callbacks. The caller then delivers what it held, in
+//     order.
+//
+// A response with no interested watcher resumes at once, so no effect is
+// emitted. Delivering a response while reads are paused panics; a
+// StreamFailed delivered while paused is kept and applied when reads resume
+// (grpc-go sees the error only from the Recv after fc.wait returns).
+// ReadPaused reports the state, so a discrete-event caller never polls: it
+// queues per stream between PauseRead and ResumeRead. A caller that does not
+// model watcher latency sets Config.AutoDone: every callback then counts as
+// done when it is emitted, no Done handle waits and PauseRead comes only from
+// grpc-go's unknown-type stall (Profile.UnknownTypeStallsReads).
+package xdsclient
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+)
+
+// Rand is the jitter source; math/rand/v2's *rand.Rand satisfies it.
+type Rand interface{ Float64() float64 }
+
+// Config configures one XdsClient instance.
+type Config struct {
+	// Target is the instance's pool key: the data-plane target, or
+	// ServerTarget for xDS-enabled servers (gRFC A71, "Change global
+	// XdsClient from a single instance to per-target instances"). It is the
+	// CSDS client_scope.
+	Target    string
+	Bootstrap Bootstrap
+	Profile   Profile
+	// Rand supplies backoff jitter. Nil means no jitter (factor 1).
+	Rand Rand
+	// AutoDone treats every watcher callback as done the moment it is
+	// emitted, as if watchers completed synchronously: notifications carry
+	// no-op Done handles and no response pauses reads, so the caller needs
+	// no WatcherDone inputs. See the package doc, "ADS flow control".
+	AutoDone bool
+}
+
+// Client is one XdsClient instance. It is not safe for concurrent use.
+type Client struct {
+	target string
+	boot   Bootstrap
+	prof   Profile
+	rand   Rand
+
+	servers  []ServerConfig // unique servers; an Effect's Server indexes this
+	channels []channel      // parallel to servers
+	auths    []authority    // auths[0] is the default (old-style names)
+
+	now time.Duration
+	gen uint64 // response generation, marks names present in a response
+	out []Effect
+
+	autoDone bool
+	// done is the handle attached to notifications while a response is
+	// being processed under flow control; doneCount counts them (grpc-go
+	// authority.go watcherCnt summed over channelState authorityCnt).
+	done      DoneHandle
+	doneCount int
+}
+
+// New builds a client. It returns an error for an empty server list or an
+// invalid profile.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Profile.Validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Bootstrap.Servers) == 0 {
+		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
+	}
+	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone}
+	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
+	for _, a := range cfg.Bootstrap.Authorities {
+		srv := a.Servers
+		if len(srv) == 0 {
+			srv = cfg.Bootstrap.Servers
+		}
+		c.auths = append(c.auths, c.newAuthority(a.Name, srv))
+	}
+	return c, nil
+}
+
+// serverIndex returns the index of s, adding it. Channels are shared by
+// authorities whose servers are equal (grpc-go xdsclient.go: one xdsChannel
+// per ServerConfig).
+func (c *Client) serverIndex(s ServerConfig) int {
+	for i, t := range c.servers {
+		if t == s {
+			return i
+		}
+	}
+	c.servers = append(c.servers, s)
+	c.channels = append(c.channels, channel{idx: len(c.channels), cfg: s})
+	return len(c.servers) - 1
+}
+
+// Servers returns the unique server list; Effect.Server indexes it.
+func (c *Client) Servers() []ServerConfig { return c.servers }
+
+// Profile returns the profile the client runs.
+func (c *Client) Profile() Profile { return c.prof }
+
+// Target returns the instance's pool key.
+func (c *Client) Target() string { return c.target }
+
+func (c *Client) begin(now time.Duration) {
+	// Invariant: an event never runs in the past.
+	if now < c.now {
+		panic(fmt.Sprintf("xdsclient: input at %v is before the previous input at %v", now, c.now))
+	}
+	c.now = now
+	c.out = c.out[:0]
+}
+
+func (c *Client) emit(e Effect) { c.out = append(c.out, e) }
+
+// Watch registers watcher w for (typ, name). A name of the form
+// xdstp://<authority>/... uses that authority's servers; any other name uses
+// the top-level servers.
+func (c *Client) Watch(now time.Duration, typ ResourceType, name string, w WatcherID) []Effect {
+	c.begin(now)
+	a := c.authorityFor(name)
+	if a == nil {
+		// grpc-go clientimpl_watchers.go: a name whose authority is not in
+		// the bootstrap fails the watch at once.
+		c.notify(w, ResourceChanged, typ, name, nil, "", invalidAuthority(name), CauseNone)
+		return c.out
+	}
+	a.watch(typ, name, w)
+	return c.out
+}
+
+// Unwatch removes watcher w from (typ, name).
+func (c *Client) Unwatch(now time.Duration, typ ResourceType, name string, w WatcherID) []Effect {
+	c.begin(now)
+	if a := c.authorityFor(name); a != nil {
+		a.unwatch(typ, name, w)
+	}
+	return c.out
+}
+
+// ConnectivityChanged reports the xDS channel to server's new state.
+func (c *Client) ConnectivityChanged(now time.Duration, server int, s ConnectivityState) []Effect {
+	c.begin(now)
+	c.channels[server].connectivityChanged(c, s)
+	return c.out
+}
+
+// StreamOpened reports that the ADS stream asked for by OpenStream started.
+func (c *Client) StreamOpened(now time.Duration, server int) []Effect {
+	c.begin(now)
+	c.channels[server].streamOpened(c)
+	return c.out
+}
+
+// StreamFailed reports that server's ADS stream (or its creation) ended with
+// st.
+func (c *Client) StreamFailed(now time.Duration, server int, st Status) []Effect {
+	c.begin(now)
+	c.channels[server].streamFailed(c, st)
+	return c.out
+}
+
+// SendDone reports that the oldest unfinished Send on server's current
+// stream was written (grpc-go: Send returned; C-core: send_message
+// completed).
+func (c *Client) SendDone(now time.Duration, server int) []Effect {
+	c.begin(now)
+	c.channels[server].sendDone(c)
+	return c.out
+}
+
+// ResponseReceived delivers a raw DiscoveryResponse from server. It decodes
+// it first; use DecodedResponseReceived to share decoding across clients.
+func (c *Client) ResponseReceived(now time.Duration, server int, resp *discoverypb.DiscoveryResponse) []Effect {
+	return c.DecodedResponseReceived(now, server, DecodeResponse(resp))
+}
+
+// DecodedResponseReceived delivers a pre-decoded response from server. It
+// panics if server's reads are paused (see PauseRead).
+func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *DecodedResponse) []Effect {
+	c.begin(now)
+	c.channels[server].handleResponse(c, resp)
+	return c.out
+}
+
+// WatcherDone reports that a watcher finished processing the notification
+// that carried h (grpc-go: the watcher called done). The call that completes
+// the last outstanding callback of a response returns ResumeRead, then the
+// effects of a stream failure held meanwhile. A no-op handle, or one whose
+// stream or channel has since gone, is ignored.
+func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
+	c.begin(now)
+	if h.Waits() && h.Server >= 0 && h.Server < len(c.channels) {
+		c.channels[h.Server].watcherDone(c, h.Update)
+	}
+	return c.out
+}
+
+// ReadPaused reports whether server's ADS stream is waiting for watchers
+// (or is stalled) and must not be read.
+func (c *Client) ReadPaused(server int) bool { return c.channels[server].readPaused }
+
+// Metrics returns the gRFC A78 metrics of server.
+func (c *Client) Metrics(server int) ServerMetrics {
+	ch := &c.channels[server]
+	m := ch.metrics
+	m.Active = ch.refs > 0
+	m.Connected = m.Active && ch.connected
+	return m
+}
+
+// TimerFired reports that a timer armed by ArmTimer expired. A timer that
+// was cancelled or re-armed since is the caller's to drop; the machine also
+// ignores ids it no longer expects.
+func (c *Client) TimerFired(now time.Duration, id TimerID) []Effect {
+	c.begin(now)
+	ch := &c.channels[id.Server]
+	switch id.Kind {
+	case RetryTimer:
+		ch.retryFired(c)
+	case ResourceTimer:
+		ch.resourceTimerFired(c, id.Type, id.Name)
+	}
+	return c.out
+}
+
+// authorityFor parses the authority of an xdstp:// name (gRFC A47).
+func (c *Client) authorityFor(name string) *authority {
+	rest, ok := strings.CutPrefix(name, "xdstp://")
+	if !ok {
+		return &c.auths[0]
+	}
+	an, _, _ := strings.Cut(rest, "/")
+	for i := 1; i < len(c.auths); i++ {
+		if c.auths[i].name == an {
+			return &c.auths[i]
+		}
+	}
+	return nil
+}
+
+func invalidAuthority(name string) Status {
+	return Status{Code: 3, Message: fmt.Sprintf("xds: resource %q names an authority missing from the bootstrap", name)}
+}
+
+// notify emits a watcher callback. While a response is processed under flow
+// control it carries the response's done handle and is counted (grpc-go
+// handleADSResourceUpdate: watcherCnt.Add(1) per scheduled callback); every
+// other callback gets a no-op handle (grpc-go func() {}).
+func (c *Client) notify(w WatcherID, k NotificationKind, typ ResourceType, name string, r *Decoded, version string, st Status, cause ErrorCause) {
+	if c.done.Waits() {
+		c.doneCount++
+	}
+	c.emit(Effect{Kind: Notify, Notification: Notification{
+		Watcher: w, Kind: k, Type: typ, Name: name, Resource: r, Version: version, Status: st, Cause: cause, Done: c.done,
+	}})
+}
+
+func (c *Client) armTimer(id TimerID, d time.Duration) {
+	c.emit(Effect{Kind: ArmTimer, Server: id.Server, Timer: id, Delay: d})
+}
+
+func (c *Client) cancelTimer(id TimerID) {
+	c.emit(Effect{Kind: CancelTimer, Server: id.Server, Timer: id})
+}
+
+// backoff returns the delay before retry attempt n (0-based): min(initial ×
+// multiplier^n, max), then jittered by ±jitter (the cap applies before the
+// jitter, so a delay can reach max × (1+jitter)). grpc-go's Backoff(0) is
+// exactly the initial delay (internal/xds/clients/internal/backoff); grpc-java
+// ExponentialBackoffPolicy and C-core BackOff jitter every delay (notes §5).
+func (c *Client) backoff(n int) time.Duration {
+	p := &c.prof
+	d := float64(p.BackoffInitial) * math.Pow(p.BackoffMultiplier, float64(n))
+	if d > float64(p.BackoffMax) {
+		d = float64(p.BackoffMax)
+	}
+	if n == 0 && p.BackoffFirstUnjittered {
+		return time.Duration(d)
+	}
+	return c.jitter(d)
+}
+
+func (c *Client) jitter(d float64) time.Duration {
+	if c.rand == nil || c.prof.BackoffJitter == 0 {
+		return time.Duration(d)
+	}
+	return time.Duration(d * (1 + c.prof.BackoffJitter*(2*c.rand.Float64()-1)))
+}
+
+// insertSorted returns a new sorted slice with s added (names snapshots are
+// immutable: a Request may still refer to the old one).
+func insertSorted(names []string, s string) []string {
+	i := sort.SearchStrings(names, s)
+	out := make([]string, 0, len(names)+1)
+	out = append(out, names[:i]...)
+	out = append(out, s)
+	return append(out, names[i:]...)
+}
+
+// removeSorted returns a new slice without s.
+func removeSorted(names []string, s string) []string {
+	i := sort.SearchStrings(names, s)
+	if i == len(names) || names[i] != s {
+		return names
+	}
+	out := make([]string, 0, len(names)-1)
+	out = append(out, names[:i]...)
+	return append(out, names[i+1:]...)
+}

@@ -1,0 +1,89 @@
+package xdsclient
+
+import (
+	"time"
+
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// ResourceStatus is one cache entry as CSDS reports it (gRFC A40; envoy
+// service/status/v3 ClientConfig.GenericXdsConfig), in plain Go.
+type ResourceStatus struct {
+	Authority string
+	Type      ResourceType
+	Name      string
+	Status    adminpb.ClientResourceStatus
+	// Version is the version_info of the last update.
+	Version string
+	// Resource is the cached resource, nil if none.
+	Resource *Decoded
+	// LastUpdated is the virtual time of the last update.
+	LastUpdated time.Duration
+	// Error is the last error, nil if none: its status, the response
+	// version that carried it and when.
+	Error        *Status
+	ErrorVersion string
+	ErrorAt      time.Duration
+	// Watchers is how many watchers the entry has.
+	Watchers int
+}
+
+// Resources lists every cache entry, by authority, type, then name.
+func (c *Client) Resources() []ResourceStatus {
+	var out []ResourceStatus
+	for i := range c.auths {
+		a := &c.auths[i]
+		for t := ResourceType(0); t < numTypes; t++ {
+			for _, name := range a.sorted[t] {
+				st := a.res[t][name]
+				rs := ResourceStatus{
+					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
+					Resource: st.cache, LastUpdated: st.updated, Watchers: len(st.watchers),
+				}
+				if st.err != nil {
+					s := st.err.status
+					rs.Error, rs.ErrorVersion, rs.ErrorAt = &s, st.err.version, st.err.at
+				}
+				out = append(out, rs)
+			}
+		}
+	}
+	return out
+}
+
+// CSDS returns the client's state as a CSDS ClientConfig with
+// client_scope = Target (gRFC A71 "Update CSDS to aggregate configs from
+// multiple XdsClient instances"). Virtual times are reported as timestamps
+// since the Unix epoch.
+func (c *Client) CSDS() *statuspb.ClientConfig {
+	cc := &statuspb.ClientConfig{Node: c.boot.Node, ClientScope: c.target}
+	for _, rs := range c.Resources() {
+		g := &statuspb.ClientConfig_GenericXdsConfig{
+			TypeUrl:      rs.Type.TypeURL(),
+			Name:         rs.Name,
+			VersionInfo:  rs.Version,
+			ClientStatus: rs.Status,
+		}
+		if rs.LastUpdated > 0 || rs.Resource != nil {
+			g.LastUpdated = virtualTimestamp(rs.LastUpdated)
+		}
+		if rs.Resource != nil {
+			g.XdsConfig = rs.Resource.Raw
+		}
+		if rs.Error != nil {
+			g.ErrorState = &adminpb.UpdateFailureState{
+				LastUpdateAttempt: virtualTimestamp(rs.ErrorAt),
+				Details:           rs.Error.Message,
+				VersionInfo:       rs.ErrorVersion,
+			}
+		}
+		cc.GenericXdsConfigs = append(cc.GenericXdsConfigs, g)
+	}
+	return cc
+}
+
+func virtualTimestamp(d time.Duration) *timestamppb.Timestamp {
+	return timestamppb.New(time.Unix(0, int64(d)).UTC())
+}

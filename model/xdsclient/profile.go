@@ -1,0 +1,395 @@
+package xdsclient
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Profile selects how one XdsClient implementation behaves wherever the real
+// clients differ (notes §6) or where the gRFCs leave a choice. Every field has
+// a stable snake_case name (its toml tag) so a scenario can override any one
+// of them as "profile.<name>"; see Field and Set.
+//
+// The four named profiles are GRPCGo, GRPCJava, GRPCCore and Spec.
+type Profile struct {
+	// Name is the profile this one was derived from ("grpc-go", ...).
+	Name string `toml:"name"`
+
+	// ADSWaitForReady is passed on OpenStream: C-core creates its ADS call
+	// with wait_for_ready, grpc-go and grpc-java do not (gRFC A57, "Handling
+	// Connectivity Failure"; notes §6).
+	ADSWaitForReady bool `toml:"ads_wait_for_ready"`
+
+	// TransientFailureIsConnectivityError makes a channel report of
+	// TRANSIENT_FAILURE a connectivity error for watchers and a fallback
+	// trigger (gRFC A57 "Connectivity Status Information via Connectivity
+	// State Notification"; C-core StateWatcher). grpc-go and grpc-java only
+	// see the stream failure.
+	TransientFailureIsConnectivityError bool `toml:"transient_failure_is_connectivity_error"`
+
+	// RestartDelayAfterResponse is how a stream that received at least one
+	// response is restarted: "zero" (grpc-go: backoff.RunF with
+	// ErrResetBackoff restarts at once) or "jittered_initial" (grpc-java
+	// ControlPlaneClient, C-core RetryableCall: a fresh initial backoff,
+	// ~1 s jittered).
+	RestartDelayAfterResponse string `toml:"restart_delay_after_response"`
+
+	// BackoffFirstUnjittered makes the first retry delay after a failed
+	// stream exactly BackoffInitial: grpc-go's Backoff(0) returns the base
+	// delay with no jitter (internal/xds/clients/internal/backoff).
+	BackoffFirstUnjittered bool `toml:"backoff_first_unjittered"`
+
+	// BackoffSubtractStreamLifetime makes the retry delay
+	// max(0, backoff - how long the failed stream lived) (grpc-java
+	// ControlPlaneClient.handleRpcStreamClosed, stopwatch).
+	BackoffSubtractStreamLifetime bool `toml:"backoff_subtract_stream_lifetime"`
+
+	// BackoffInitial, BackoffMultiplier, BackoffJitter and BackoffMax are the
+	// ADS stream retry backoff: 1 s × 1.6, jitter 0.2, max 120 s in all three
+	// clients (notes §5). The cap is applied before the jitter.
+	BackoffInitial    time.Duration `toml:"backoff_initial"`
+	BackoffMultiplier float64       `toml:"backoff_multiplier"`
+	BackoffJitter     float64       `toml:"backoff_jitter"`
+	BackoffMax        time.Duration `toml:"backoff_max"`
+
+	// NACKVersion is the version_info of a NACK: "last_acked" (grpc-go,
+	// grpc-java) or "response_if_any_valid" (C-core: the response's version
+	// when at least one resource in it was valid).
+	NACKVersion string `toml:"nack_version"`
+
+	// NodeInEveryRequest sends the node on every DiscoveryRequest
+	// (grpc-java); otherwise only on the first request of each stream
+	// (grpc-go firstRequest, C-core).
+	NodeInEveryRequest bool `toml:"node_in_every_request"`
+
+	// NewWatchChannels is where a new watch is subscribed while more than one
+	// channel of its authority exists: "active" (grpc-go
+	// authority.xdsChannelToUse, grpc-java active CPC) or "all" (C-core
+	// WatchResource subscribes on every channel).
+	NewWatchChannels string `toml:"new_watch_channels"`
+
+	// ResourceTimerScope is the lifetime of a resource's does-not-exist
+	// timer state: "channel" (grpc-go ResourceWatchState lives in
+	// adsStreamImpl, grpc-java: a name that was received or timed out is
+	// never re-timed) or "call" (C-core: one ResourceTimer per AdsCall, so an
+	// uncached name, including DOES_NOT_EXIST, is re-timed on each stream).
+	ResourceTimerScope string `toml:"resource_timer_scope"`
+
+	// ResourceTimeout is the does-not-exist timer: 15 s (gRFC A57, envoy
+	// xDS protocol "Knowing when a requested resource does not exist").
+	ResourceTimeout time.Duration `toml:"resource_timeout"`
+	// ResourceTimeoutTransient is the timer used when the server has
+	// resource_timer_is_transient_error and A88 is on: 30 s (gRFC A88,
+	// "Changes to Resource Timer Behavior"; grpc-java
+	// EXTENDED_RESOURCE_FETCH_TIMEOUT_SEC).
+	ResourceTimeoutTransient time.Duration `toml:"resource_timeout_transient"`
+
+	// ResourceTimerSkipsCached does not start the timer for a name whose
+	// resource is cached (grpc-java restartTimer skips a resource with data;
+	// C-core MaybeStartTimer checks HasResource). grpc-go starts it anyway,
+	// so a fallback or re-subscribed channel can time out a cached resource
+	// (notes §8.5). gRFC A88: the timer fires "only when we do not have a
+	// version of the resource cached".
+	ResourceTimerSkipsCached bool `toml:"resource_timer_skips_cached"`
+
+	// PreA57Timer starts the resource timer as soon as the request is handed
+	// to the stream, even while the channel is not READY: the behaviour gRFC
+	// A57 fixed (grpc/grpc #31446). Opt-in only.
+	PreA57Timer bool `toml:"pre_a57_timer"`
+
+	// A88DataErrors enables gRFC A88 error semantics: fail_on_data_errors,
+	// resource_timer_is_transient_error, xRFC TP3 resource_errors, and
+	// ignoring deletions by default. grpc-go ships without it (notes §0);
+	// grpc-java and C-core hide it behind
+	// GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING, off by default.
+	A88DataErrors bool `toml:"a88_data_errors"`
+
+	// SuppressDuplicateNACKError drops a NACK notification whose error text
+	// equals the resource's current error (grpc-go c841c90b, #9185).
+	SuppressDuplicateNACKError bool `toml:"suppress_duplicate_nack_error"`
+
+	// ReplayConnectivityError replays the channel's current connectivity
+	// error to a new watcher (C-core: "cache + failed status + channel
+	// status"); grpc-go and grpc-java replay only data (notes §6).
+	ReplayConnectivityError bool `toml:"replay_connectivity_error"`
+
+	// AmbientOKOnRecovery sends AmbientError(OK) when an unchanged resource
+	// arrives while the channel's status is an error (C-core, notes §1).
+	AmbientOKOnRecovery bool `toml:"ambient_ok_on_recovery"`
+
+	// ADSFlowControl holds the next read of an ADS stream until every watcher
+	// callback of the previous response has called done (grpc-go
+	// ads_stream.go: fc.wait() before each Recv, onDone once every
+	// ResourceChanged/ResourceError/AmbientError of the update called done,
+	// across authorities; grpc-java ControlPlaneClient: ProcessingTracker
+	// calls startRecvMessage once every watcher callback has returned;
+	// C-core xds_client.cc: StartRecvMessage when the last ref to the
+	// AdsReadDelayHandle is dropped). gRFC A57 and A88 are silent; the spec
+	// profile does what all three clients do. See Client.WatcherDone.
+	ADSFlowControl bool `toml:"ads_flow_control"`
+
+	// UnknownTypeStallsReads makes a response with an unknown type URL stop
+	// the stream's reads for good, with ADSFlowControl: grpc-go's recv sets
+	// the flow control pending, and channel.go onResponse returns
+	// ErrorTypeResourceTypeUnsupported without calling onDone, so the next
+	// fc.wait() never returns (notes §8.1, Inference, unverified). Only
+	// closing the channel ends it. grpc-java calls startRecvMessage for an
+	// unknown type (ControlPlaneClient onRecvMessage). C-core's
+	// DecodeAdsResponse returns before it creates the AdsReadDelayHandle, so
+	// it too reads no further message on that call (Inference, unverified),
+	// but its status batch is separate from reads: the stream's end still
+	// arrives and the next call reads again. The model holds a stream's end
+	// behind a paused read, so the grpc-core profile leaves this off. The
+	// spec profile does not stall.
+	UnknownTypeStallsReads bool `toml:"unknown_type_stalls_reads"`
+
+	// ServerFailureMetric is how grpc.xds_client.server_failure counts:
+	// "every_failure" (grpc-go adsStreamFailure reports ServerFailure for
+	// every stream that failed before a response, so every failed retry;
+	// grpc-java handleStreamClosed likewise) or "healthy_to_unhealthy"
+	// (gRFC A78: "A counter of xDS servers going from healthy to unhealthy";
+	// C-core SetChannelStatusLocked reports only when the status was OK).
+	ServerFailureMetric string `toml:"server_failure_metric"`
+
+	// ConnectedMetricInitial is grpc.xds_client.connected before the first
+	// connectivity failure: "first_stream" (grpc-go streamEstablished:
+	// false until the channel's first stream is created, gRFC A78 "set to 1
+	// when the stream is initially created") or "channel_created" (grpc-java
+	// !isInError(), C-core channel status OK: true from channel creation).
+	ConnectedMetricInitial string `toml:"connected_metric_initial"`
+
+	// WatcherAPI is the watcher interface the client exposes: "a88"
+	// (ResourceChanged/AmbientError) or "legacy" (OnUpdate/OnError/
+	// OnResourceDoesNotExist). It changes only how notifications are named
+	// in transcripts; Notification.Legacy gives the mapping (grpc-go #7977).
+	WatcherAPI string `toml:"watcher_api"`
+}
+
+// Profile names.
+const (
+	ProfileGRPCGo   = "grpc-go"
+	ProfileGRPCJava = "grpc-java"
+	ProfileGRPCCore = "grpc-core"
+	ProfileSpec     = "spec"
+)
+
+// Values of the string-valued Profile fields.
+const (
+	RestartZero            = "zero"
+	RestartJitteredInitial = "jittered_initial"
+	NACKVersionLastACKed   = "last_acked"
+	NACKVersionIfAnyValid  = "response_if_any_valid"
+	WatchChannelsActive    = "active"
+	WatchChannelsAll       = "all"
+	TimerScopeChannel      = "channel"
+	TimerScopeCall         = "call"
+	WatcherAPIA88          = "a88"
+	WatcherAPILegacy       = "legacy"
+	FailureMetricEvery     = "every_failure"
+	FailureMetricHealthy   = "healthy_to_unhealthy"
+	ConnectedFirstStream   = "first_stream"
+	ConnectedChannel       = "channel_created"
+)
+
+func baseProfile() Profile {
+	return Profile{
+		RestartDelayAfterResponse: RestartZero,
+		BackoffInitial:            time.Second,
+		BackoffMultiplier:         1.6,
+		BackoffJitter:             0.2,
+		BackoffMax:                120 * time.Second,
+		NACKVersion:               NACKVersionLastACKed,
+		NewWatchChannels:          WatchChannelsActive,
+		ResourceTimerScope:        TimerScopeChannel,
+		ResourceTimeout:           15 * time.Second,
+		ResourceTimeoutTransient:  30 * time.Second,
+		WatcherAPI:                WatcherAPIA88,
+		ADSFlowControl:            true,
+		ServerFailureMetric:       FailureMetricEvery,
+		ConnectedMetricInitial:    ConnectedFirstStream,
+	}
+}
+
+// GRPCGo is grpc-go as shipped (grpc-go 4793ad04, notes §§1-6).
+func GRPCGo() Profile {
+	p := baseProfile()
+	p.Name = ProfileGRPCGo
+	p.BackoffFirstUnjittered = true
+	p.SuppressDuplicateNACKError = true
+	p.UnknownTypeStallsReads = true
+	return p
+}
+
+// GRPCJava is grpc-java as shipped (grpc-java 5fda0c7c, notes §§1-6).
+func GRPCJava() Profile {
+	p := baseProfile()
+	p.Name = ProfileGRPCJava
+	p.RestartDelayAfterResponse = RestartJitteredInitial
+	p.BackoffSubtractStreamLifetime = true
+	p.NodeInEveryRequest = true
+	p.ResourceTimerSkipsCached = true
+	p.ConnectedMetricInitial = ConnectedChannel
+	return p
+}
+
+// GRPCCore is C-core as shipped (xds_client.cc f1f57977, notes §§1-6).
+func GRPCCore() Profile {
+	p := baseProfile()
+	p.Name = ProfileGRPCCore
+	p.ADSWaitForReady = true
+	p.TransientFailureIsConnectivityError = true
+	p.RestartDelayAfterResponse = RestartJitteredInitial
+	p.NACKVersion = NACKVersionIfAnyValid
+	p.NewWatchChannels = WatchChannelsAll
+	p.ResourceTimerScope = TimerScopeCall
+	p.ReplayConnectivityError = true
+	p.AmbientOKOnRecovery = true
+	p.ResourceTimerSkipsCached = true
+	p.ServerFailureMetric = FailureMetricHealthy
+	p.ConnectedMetricInitial = ConnectedChannel
+	return p
+}
+
+// Spec is gRFC A57 + A71 + A88 exactly as written. Where the text leaves a
+// choice the field comment in profile.go and docs/model-fidelity.md say
+// which reading was taken: channel-state connectivity errors with
+// wait_for_ready (A57 prefers it where the state carries a status),
+// immediate restart after a good stream (A88 "Open issues": "we don't impose
+// exponential backoff between stream attempts"), per-channel timers, ADS
+// flow control (A57 and A88 are silent; all three clients have it) without
+// grpc-go's unknown-type stall, and the gRFC A78 metric definitions.
+func Spec() Profile {
+	p := baseProfile()
+	p.Name = ProfileSpec
+	p.ADSWaitForReady = true
+	p.TransientFailureIsConnectivityError = true
+	p.A88DataErrors = true
+	p.ResourceTimerSkipsCached = true
+	p.ServerFailureMetric = FailureMetricHealthy
+	return p
+}
+
+// ProfileByName returns the named profile.
+func ProfileByName(name string) (Profile, error) {
+	switch name {
+	case ProfileGRPCGo:
+		return GRPCGo(), nil
+	case ProfileGRPCJava:
+		return GRPCJava(), nil
+	case ProfileGRPCCore:
+		return GRPCCore(), nil
+	case ProfileSpec:
+		return Spec(), nil
+	}
+	return Profile{}, fmt.Errorf("xdsclient: unknown profile %q (want grpc-go, grpc-java, grpc-core or spec)", name)
+}
+
+// FieldNames lists every overridable field name, sorted.
+func FieldNames() []string {
+	t := reflect.TypeOf(Profile{})
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if n := t.Field(i).Tag.Get("toml"); n != "" && n != "name" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (p *Profile) field(name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(p).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("toml") == name && name != "name" {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// Field returns the value of the named field formatted as Set accepts it.
+func (p *Profile) Field(name string) (string, error) {
+	f, ok := p.field(name)
+	if !ok {
+		return "", fmt.Errorf("xdsclient: profile has no field %q", name)
+	}
+	if d, ok := f.Interface().(time.Duration); ok {
+		return d.String(), nil
+	}
+	return fmt.Sprint(f.Interface()), nil
+}
+
+var enumValues = map[string][]string{
+	"restart_delay_after_response": {RestartZero, RestartJitteredInitial},
+	"nack_version":                 {NACKVersionLastACKed, NACKVersionIfAnyValid},
+	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll},
+	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall},
+	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
+	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
+	"connected_metric_initial":     {ConnectedFirstStream, ConnectedChannel},
+}
+
+// Set overrides the named field from its text form: "true"/"false",
+// a Go duration ("30s"), a float, or one of the field's enum values.
+func (p *Profile) Set(name, value string) error {
+	f, ok := p.field(name)
+	if !ok {
+		return fmt.Errorf("xdsclient: profile has no field %q (fields: %v)", name, FieldNames())
+	}
+	switch f.Interface().(type) {
+	case bool:
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("xdsclient: profile.%s: want true or false, got %q", name, value)
+		}
+		f.SetBool(b)
+	case time.Duration:
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return fmt.Errorf("xdsclient: profile.%s: want a non-negative duration such as \"15s\", got %q", name, value)
+		}
+		f.SetInt(int64(d))
+	case float64:
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil || x < 0 {
+			return fmt.Errorf("xdsclient: profile.%s: want a non-negative number, got %q", name, value)
+		}
+		f.SetFloat(x)
+	case string:
+		allowed := enumValues[name]
+		for _, a := range allowed {
+			if a == value {
+				f.SetString(value)
+				return nil
+			}
+		}
+		return fmt.Errorf("xdsclient: profile.%s: want one of %v, got %q", name, allowed, value)
+	}
+	return nil
+}
+
+// Validate reports the first field whose value is out of range.
+func (p *Profile) Validate() error {
+	for name, allowed := range enumValues {
+		v, _ := p.Field(name)
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == v
+		}
+		if !ok {
+			return fmt.Errorf("xdsclient: profile.%s: want one of %v, got %q", name, allowed, v)
+		}
+	}
+	if p.BackoffInitial <= 0 || p.BackoffMultiplier < 1 || p.BackoffJitter < 0 || p.BackoffJitter >= 1 || p.BackoffMax < p.BackoffInitial {
+		return fmt.Errorf("xdsclient: profile backoff: want initial > 0, multiplier >= 1, 0 <= jitter < 1, max >= initial; got %v × %v, jitter %v, max %v",
+			p.BackoffInitial, p.BackoffMultiplier, p.BackoffJitter, p.BackoffMax)
+	}
+	if p.ResourceTimeout <= 0 || p.ResourceTimeoutTransient <= 0 {
+		return fmt.Errorf("xdsclient: profile resource timeouts must be > 0, got %v and %v", p.ResourceTimeout, p.ResourceTimeoutTransient)
+	}
+	return nil
+}

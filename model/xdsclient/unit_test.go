@@ -1,0 +1,331 @@
+package xdsclient
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointpb "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerpb "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// TestProfileFieldsRoundTrip checks that every field can be read and set by
+// its snake_case name, as the scenario layer's profile.<field> keys need.
+func TestProfileFieldsRoundTrip(t *testing.T) {
+	names := FieldNames()
+	if len(names) < 20 {
+		t.Fatalf("FieldNames() = %v: too few", names)
+	}
+	for _, name := range []string{"grpc-go", "grpc-java", "grpc-core", "spec"} {
+		p, err := ProfileByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		for _, f := range names {
+			v, err := p.Field(f)
+			if err != nil {
+				t.Fatalf("%s.Field(%q): %v", name, f, err)
+			}
+			q := p
+			if err := q.Set(f, v); err != nil {
+				t.Errorf("%s.Set(%q, %q): %v", name, f, v, err)
+			}
+			if q != p {
+				t.Errorf("%s: Set(%q, Field(%q)) changed the profile", name, f, f)
+			}
+		}
+	}
+	p := GRPCGo()
+	for _, bad := range [][2]string{{"no_such_field", "1"}, {"a88_data_errors", "maybe"}, {"resource_timeout", "-1s"}, {"nack_version", "newest"}} {
+		if err := p.Set(bad[0], bad[1]); err == nil {
+			t.Errorf("Set(%q, %q) succeeded", bad[0], bad[1])
+		}
+	}
+	if err := p.Set("resource_timeout", "30s"); err != nil || p.ResourceTimeout != 30*time.Second {
+		t.Errorf("Set(resource_timeout, 30s) = %v, timeout %v", err, p.ResourceTimeout)
+	}
+}
+
+// TestProfilesDifferAsDocumented pins the notes §6 table.
+func TestProfilesDifferAsDocumented(t *testing.T) {
+	g, j, c := GRPCGo(), GRPCJava(), GRPCCore()
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"wait_for_ready: go no, java no, core yes", !g.ADSWaitForReady && !j.ADSWaitForReady && c.ADSWaitForReady},
+		{"restart delay: go zero, java/core jittered", g.RestartDelayAfterResponse == RestartZero && j.RestartDelayAfterResponse == RestartJitteredInitial && c.RestartDelayAfterResponse == RestartJitteredInitial},
+		{"NACK version: core new version", g.NACKVersion == NACKVersionLastACKed && j.NACKVersion == NACKVersionLastACKed && c.NACKVersion == NACKVersionIfAnyValid},
+		{"node: java every request", !g.NodeInEveryRequest && j.NodeInEveryRequest && !c.NodeInEveryRequest},
+		{"new watch: core all channels", g.NewWatchChannels == WatchChannelsActive && j.NewWatchChannels == WatchChannelsActive && c.NewWatchChannels == WatchChannelsAll},
+		{"timer scope: core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeChannel && c.ResourceTimerScope == TimerScopeCall},
+		{"A88: none of the shipped clients", !g.A88DataErrors && !j.A88DataErrors && !c.A88DataErrors && Spec().A88DataErrors},
+		{"ADS flow control: all four", g.ADSFlowControl && j.ADSFlowControl && c.ADSFlowControl && Spec().ADSFlowControl},
+		{"unknown-type stall: go only (notes §8.1)", g.UnknownTypeStallsReads && !j.UnknownTypeStallsReads && !c.UnknownTypeStallsReads && !Spec().UnknownTypeStallsReads},
+		{"server_failure: go/java every failure, core/spec healthy to unhealthy", g.ServerFailureMetric == FailureMetricEvery && j.ServerFailureMetric == FailureMetricEvery && c.ServerFailureMetric == FailureMetricHealthy && Spec().ServerFailureMetric == FailureMetricHealthy},
+		{"connected: go/spec from the first stream, java/core from the channel", g.ConnectedMetricInitial == ConnectedFirstStream && j.ConnectedMetricInitial == ConnectedChannel && c.ConnectedMetricInitial == ConnectedChannel && Spec().ConnectedMetricInitial == ConnectedFirstStream},
+		{"defaults: 15 s / 30 s, 1 s × 1.6, 0.2, 120 s", g.ResourceTimeout == 15*time.Second && g.ResourceTimeoutTransient == 30*time.Second && g.BackoffInitial == time.Second && g.BackoffMultiplier == 1.6 && g.BackoffJitter == 0.2 && g.BackoffMax == 120*time.Second},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("profile table: %s", ch.what)
+		}
+	}
+}
+
+// TestBackoffSequence checks min(1 s × 1.6^n, 120 s) with the cap before
+// the jitter (notes §5).
+func TestBackoffSequence(t *testing.T) {
+	c, _ := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: GRPCGo(), Rand: constRand(0.999999)})
+	if d := c.backoff(0); d != time.Second {
+		t.Errorf("grpc-go Backoff(0) = %v, want exactly 1s", d)
+	}
+	if d := c.backoff(1); d < 1919*time.Millisecond || d > 1920*time.Millisecond {
+		t.Errorf("Backoff(1) at jitter +0.2 = %v, want ~1.92s", d)
+	}
+	if d := c.backoff(30); d < 143*time.Second || d > 144*time.Second {
+		t.Errorf("Backoff(30) = %v, want ~144s (cap 120 s, then +20%%)", d)
+	}
+}
+
+func anyOf(t *testing.T, m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestValidationRules checks that each named rule fires on the resource it
+// describes and that valid resources pass (grpc-go xdsresource unmarshal_*).
+func TestValidationRules(t *testing.T) {
+	valid := []struct {
+		typ ResourceType
+		m   proto.Message
+	}{
+		{LDS, testListener("L", "R", "", false, false)},
+		{LDS, testListener("L", "", "C", false, false)},
+		{RDS, testRoute("R", "C", false, false)},
+		{RDS, testRoute("R", "C", false, true)}, // no virtual hosts: valid in grpc-go
+		{CDS, testCluster("C", "", "", "")},
+		{CDS, testCluster("C", "", "", "RING_HASH")},
+		{EDS, testEndpoints("E", []string{"1.1.1.1:1", "1.1.1.2:1"}, false)},
+	}
+	for _, v := range valid {
+		if d := Decode(v.typ, anyOf(t, v.m)); d.Err != nil {
+			t.Errorf("%v %v: unexpected %v", v.typ, v.m, d.Err)
+		}
+	}
+	lisNoAddr := &listenerpb.Listener{Name: "L"}
+	lisServer := &listenerpb.Listener{Name: "L", Address: &corepb.Address{Address: &corepb.Address_SocketAddress{SocketAddress: &corepb.SocketAddress{Address: "0.0.0.0"}}},
+		DefaultFilterChain: &listenerpb.FilterChain{}}
+	rtBadRegex := testRoute("R", "C", false, false)
+	rtBadRegex.VirtualHosts[0].Routes[0].Match.PathSpecifier = &routepb.RouteMatch_SafeRegex{SafeRegex: matcherRegexValue()}
+	rtNoMatch := testRoute("R", "C", false, false)
+	rtNoMatch.VirtualHosts[0].Routes[0].Match = nil
+	rtRetry := testRoute("R", "C", false, false)
+	rtRetry.VirtualHosts[0].RetryPolicy = &routepb.RetryPolicy{NumRetries: wrapperspb.UInt32(0)}
+	clLogical := testCluster("C", "", "LOGICAL_DNS", "")
+	clNoADS := testCluster("C", "", "", "")
+	clNoADS.EdsClusterConfig.EdsConfig = &corepb.ConfigSource{}
+	clLRS := testCluster("C", "", "", "")
+	clLRS.LrsServer = &corepb.ConfigSource{ConfigSourceSpecifier: &corepb.ConfigSource_Ads{}}
+	edsNoLoc := testEndpoints("E", []string{"1.1.1.1:1"}, false)
+	edsNoLoc.Endpoints[0].Locality = nil
+	edsDupAddr := testEndpoints("E", []string{"1.1.1.1:1", "1.1.1.1:1"}, false)
+	edsDupLoc := testEndpoints("E", []string{"1.1.1.1:1"}, false)
+	edsDupLoc.Endpoints = append(edsDupLoc.Endpoints, testEndpoints("E", []string{"1.1.1.2:1"}, false).Endpoints...)
+	edsGap := testEndpoints("E", []string{"1.1.1.1:1"}, false)
+	edsGap.Endpoints[0].Priority = 1
+	cases := []struct {
+		typ  ResourceType
+		m    proto.Message
+		rule Rule
+	}{
+		{LDS, lisNoAddr, RuleLDSNoAPIListenerOrAddress},
+		{LDS, testListener("L", "R", "", true, false), RuleLDSNoFilters},
+		{LDS, testListener("L", "", "", false, false), RuleLDSEmptyRouteConfigName},
+		{RDS, rtBadRegex, RuleRDSInvalidRegex},
+		{RDS, rtNoMatch, RuleRDSRouteNoMatch},
+		{RDS, testRoute("R", "C", true, false), RuleRDSWeightedClusters},
+		{RDS, rtRetry, RuleRDSRetryPolicy},
+		{CDS, testCluster("C", "", "STATIC", ""), RuleCDSDiscoveryType},
+		{CDS, testCluster("C", "", "", "MAGLEV"), RuleCDSLBPolicy},
+		{CDS, clLogical, RuleCDSLogicalDNS},
+		{CDS, clNoADS, RuleCDSEDSConfigSource},
+		{CDS, clLRS, RuleCDSLRSServer},
+		{EDS, testEndpoints("E", []string{"1.1.1.1:1"}, true), RuleEDSEndpointZeroWeight},
+		{EDS, edsNoLoc, RuleEDSLocalityMissing},
+		{EDS, edsDupAddr, RuleEDSDuplicateAddress},
+		{EDS, edsDupLoc, RuleEDSDuplicateLocality},
+		{EDS, edsGap, RuleEDSPriorityGap},
+	}
+	for _, tc := range cases {
+		d := Decode(tc.typ, anyOf(t, tc.m))
+		if d.Err == nil || d.Err.Rule != tc.rule {
+			t.Errorf("%v %s: got %v, want rule %s", tc.typ, d.Name, d.Err, tc.rule)
+		}
+	}
+	if d := Decode(LDS, anyOf(t, lisServer)); d.Err != nil {
+		t.Errorf("server-side listener: %v", d.Err)
+	}
+	// A resource of the wrong type is a top-level error without a name.
+	if d := Decode(LDS, anyOf(t, &clusterpb.Cluster{Name: "C"})); d.Err == nil || d.Err.Rule != RuleTopLevel || d.Name != "" {
+		t.Errorf("wrong type: %+v", d)
+	}
+}
+
+// TestDecodeResponseAndProto round-trips real envoy protos: a
+// DiscoveryResponse with TP3 resource_errors in, a DiscoveryRequest out.
+func TestDecodeResponseAndProto(t *testing.T) {
+	resp := &discoverypb.DiscoveryResponse{
+		VersionInfo: "3", Nonce: "x", TypeUrl: EndpointTypeURL,
+		Resources: []*anypb.Any{anyOf(t, testEndpoints("E1", []string{"1.1.1.1:1"}, false))},
+		ResourceErrors: []*discoverypb.ResourceError{{
+			ResourceName: &discoverypb.ResourceName{Name: "E2"},
+			ErrorDetail:  statusProto(codes.NotFound, "gone"),
+		}},
+	}
+	d := DecodeResponse(resp)
+	if d.Version != "3" || d.Nonce != "x" || len(d.Resources) != 1 || d.Resources[0].Name != "E1" || d.Resources[0].Err != nil {
+		t.Fatalf("DecodeResponse = %+v", d)
+	}
+	if len(d.ResourceErrors) != 1 || d.ResourceErrors[0].Name != "E2" || d.ResourceErrors[0].Status.Code != codes.NotFound {
+		t.Fatalf("resource errors = %+v", d.ResourceErrors)
+	}
+	node := &corepb.Node{Id: "n"}
+	r := Request{Type: CDS, Version: "1", Nonce: "a", Names: []string{"C1"}, Node: true, ErrorDetail: &Status{Code: codes.InvalidArgument, Message: "bad"}}
+	p := r.Proto(node)
+	if p.GetTypeUrl() != ClusterTypeURL || p.GetVersionInfo() != "1" || p.GetResponseNonce() != "a" || p.GetNode() != node ||
+		len(p.GetResourceNames()) != 1 || p.GetErrorDetail().GetCode() != int32(codes.InvalidArgument) {
+		t.Fatalf("Proto = %v", p)
+	}
+}
+
+// TestCSDSDump checks the envoy service/status/v3 dump (gRFC A40, A71
+// client_scope).
+func TestCSDSDump(t *testing.T) {
+	c, _ := New(Config{Target: "xds:///svc", Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}, Node: &corepb.Node{Id: "n"}}, Profile: GRPCGo()})
+	c.Watch(0, LDS, "L1", 1)
+	c.Watch(0, CDS, "C1", 2)
+	c.ConnectivityChanged(0, 0, Ready)
+	c.StreamOpened(0, 0)
+	c.ResponseReceived(2*time.Second, 0, &discoverypb.DiscoveryResponse{VersionInfo: "v1", Nonce: "1", TypeUrl: ListenerTypeURL,
+		Resources: []*anypb.Any{anyOf(t, testListener("L1", "R1", "", false, false))}})
+	cc := c.CSDS()
+	if cc.GetClientScope() != "xds:///svc" || cc.GetNode().GetId() != "n" || len(cc.GetGenericXdsConfigs()) != 2 {
+		t.Fatalf("CSDS = %v", cc)
+	}
+	l, cl := cc.GetGenericXdsConfigs()[0], cc.GetGenericXdsConfigs()[1]
+	if l.GetName() != "L1" || l.GetClientStatus() != adminpb.ClientResourceStatus_ACKED || l.GetVersionInfo() != "v1" ||
+		l.GetXdsConfig() == nil || l.GetLastUpdated().AsTime().Sub(time.Unix(0, 0)) != 2*time.Second {
+		t.Errorf("L1 = %v", l)
+	}
+	if cl.GetName() != "C1" || cl.GetClientStatus() != adminpb.ClientResourceStatus_REQUESTED {
+		t.Errorf("C1 = %v", cl)
+	}
+}
+
+// TestLegacyMapping pins the grpc-go #7977 mapping of A88 callbacks onto
+// OnUpdate / OnError / OnResourceDoesNotExist.
+func TestLegacyMapping(t *testing.T) {
+	d := MustDecoded(EDS, &endpointpb.ClusterLoadAssignment{ClusterName: "E"})
+	for _, tc := range []struct {
+		n    Notification
+		want LegacyCallback
+	}{
+		{Notification{Kind: ResourceChanged, Resource: d}, OnUpdate},
+		{Notification{Kind: ResourceChanged, Status: Status{Code: codes.NotFound}, Cause: CauseDeleted}, OnResourceDoesNotExist},
+		{Notification{Kind: ResourceChanged, Status: Status{Code: codes.NotFound}, Cause: CauseTimeout}, OnResourceDoesNotExist},
+		{Notification{Kind: ResourceChanged, Status: Status{Code: codes.Unavailable}, Cause: CauseTimeout}, OnError},
+		{Notification{Kind: ResourceChanged, Status: Status{Code: codes.Unavailable}, Cause: CauseConnectivity}, OnError},
+		{Notification{Kind: AmbientError, Status: Status{Code: codes.NotFound}, Cause: CauseDeleted}, OnError},
+	} {
+		if got := tc.n.Legacy(); got != tc.want {
+			t.Errorf("%+v.Legacy() = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestInputInThePastPanics asserts the invariant that an event never runs
+// in the past (DESIGN.md, "Style").
+func TestInputInThePastPanics(t *testing.T) {
+	c, _ := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: GRPCGo()})
+	c.Watch(time.Second, LDS, "L1", 1)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "before the previous input") {
+			t.Errorf("recover() = %v", r)
+		}
+	}()
+	c.Watch(0, LDS, "L2", 2)
+}
+
+// TestXdstpAuthorities checks that xdstp:// names use their authority's
+// servers (gRFC A47) and that a name with an unknown authority fails.
+func TestXdstpAuthorities(t *testing.T) {
+	c, err := New(Config{Bootstrap: Bootstrap{
+		Servers:     []ServerConfig{{URI: "default"}},
+		Authorities: []Authority{{Name: "auth.example", Servers: []ServerConfig{{URI: "auth-server"}}}},
+	}, Profile: GRPCGo()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	effs := c.Watch(0, LDS, "xdstp://auth.example/envoy.config.listener.v3.Listener/L1", 1)
+	if len(effs) != 1 || effs[0].Kind != OpenStream || c.Servers()[effs[0].Server].URI != "auth-server" {
+		t.Fatalf("effects = %+v", effs)
+	}
+	effs = c.Watch(0, LDS, "xdstp://other/envoy.config.listener.v3.Listener/L1", 2)
+	if len(effs) != 1 || effs[0].Kind != Notify || effs[0].Notification.Status.Code != codes.InvalidArgument {
+		t.Fatalf("unknown authority effects = %+v", effs)
+	}
+}
+
+// TestUnknownTypeURLNeitherACKedNorNACKed mirrors grpc-go ads_stream.go
+// recv (ErrorTypeResourceTypeUnsupported): no request goes out, but the
+// response still counts as one for gRFC A57 (a later failure is not an
+// error). With unknown_type_stalls_reads (grpc-go, notes §8.1) the stream
+// also stops reading: the failure is never seen until the channel closes.
+func TestUnknownTypeURLNeitherACKedNorNACKed(t *testing.T) {
+	for _, tc := range []struct {
+		stall bool
+	}{{false}, {true}} {
+		p := GRPCGo()
+		p.UnknownTypeStallsReads = tc.stall
+		c, _ := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: p})
+		c.Watch(0, LDS, "L1", 1)
+		c.ConnectivityChanged(0, 0, Ready)
+		c.StreamOpened(0, 0)
+		effs := c.ResponseReceived(0, 0, &discoverypb.DiscoveryResponse{TypeUrl: "type.googleapis.com/envoy.config.Unknown", VersionInfo: "1", Nonce: "a"})
+		if !tc.stall {
+			if len(effs) != 0 {
+				t.Fatalf("unknown type URL: effects %+v", effs)
+			}
+			effs = c.StreamFailed(0, 0, Status{Code: codes.Unavailable})
+			if len(effs) != 1 || effs[0].Kind != OpenStream {
+				t.Fatalf("failure after an unknown-type response: %+v, want an immediate restart and no watcher error", effs)
+			}
+			continue
+		}
+		if len(effs) != 1 || effs[0].Kind != PauseRead || !c.ReadPaused(0) {
+			t.Fatalf("stall: unknown type URL: effects %+v, want PauseRead", effs)
+		}
+		if effs := c.StreamFailed(0, 0, Status{Code: codes.Unavailable}); len(effs) != 0 {
+			t.Fatalf("stall: a stream failure while stalled: %+v, want nothing (recv never returns from fc.wait)", effs)
+		}
+		if effs := c.Unwatch(0, LDS, "L1", 1); len(effs) == 0 || effs[len(effs)-1].Kind != CloseStream || c.ReadPaused(0) {
+			t.Fatalf("stall: last unwatch: %+v, paused %v; want CloseStream ending the stall", effs, c.ReadPaused(0))
+		}
+	}
+}
