@@ -111,6 +111,8 @@ func (d *decoder) value(path string, x any, v reflect.Value) {
 		}
 	case t.Kind() == reflect.Slice:
 		ok = d.slice(path, x, v)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String:
+		ok = d.stringMap(path, x, v)
 	default:
 		panic(fmt.Sprintf("scenarios: schema field %s has unsupported type %s", path, t))
 	}
@@ -171,6 +173,38 @@ func (d *decoder) slice(path string, x any, v reflect.Value) bool {
 			continue
 		}
 		d.value(fmt.Sprintf("%s[%d]", path, i), it, e)
+	}
+	v.Set(out)
+	return true
+}
+
+// stringMap fills a map[string]string from a table whose values are
+// strings, booleans or numbers, kept as they are written; the schema's
+// validation gives them their meaning (profile fields, for one).
+func (d *decoder) stringMap(path string, x any, v reflect.Value) bool {
+	m, ok := x.(map[string]any)
+	if !ok {
+		d.mismatch(path, "a table", x)
+		return false
+	}
+	out := reflect.MakeMapWithSize(v.Type(), len(m))
+	for k, val := range m {
+		var s string
+		switch e := val.(type) {
+		case string:
+			s = e
+		case bool:
+			s = strconv.FormatBool(e)
+		case int64:
+			s = strconv.FormatInt(e, 10)
+		case float64:
+			s = strconv.FormatFloat(e, 'g', -1, 64)
+		default:
+			d.mismatch(joinPath(path, k), "a string, boolean or number", val)
+			d.p.bad[joinPath(path, k)] = true
+			continue
+		}
+		out.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
 	}
 	v.Set(out)
 	return true

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"time"
-
-	"github.com/xdssim/xdssim/model/fleet"
 )
 
 // Scenario is one simulation, as the user wrote it in TOML. Every field has
@@ -23,8 +21,16 @@ type Scenario struct {
 	// SampleInterval is the virtual time between two samples of the time
 	// series.
 	SampleInterval time.Duration `toml:"sample_interval"`
+	// Network is the links and the channels' connection backoff.
+	Network Network `toml:"network"`
+	// ControlPlanes are the xDS management servers.
+	ControlPlanes []ControlPlane `toml:"control_plane"`
 	// Fleet is the simulated clients.
 	Fleet Fleet `toml:"fleet"`
+	// Faults are the faults injected over the run.
+	Faults []Fault `toml:"fault"`
+	// Changes are the control planes' config changes over the run.
+	Changes []Change `toml:"change"`
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -46,6 +52,20 @@ type Group struct {
 	// StartSpread spreads the starts uniformly over [StartAt,
 	// StartAt+StartSpread); 0 starts every client at StartAt.
 	StartSpread time.Duration `toml:"start_spread"`
+	// Profile is the XdsClient implementation: grpc-go, grpc-java,
+	// grpc-core or spec.
+	Profile string `toml:"profile"`
+	// ProfileFields override single fields of the profile.
+	ProfileFields map[string]string `toml:"profile_fields"`
+	// Servers are the bootstrap's xds_servers, by control plane name,
+	// highest priority first; they default to every control plane in the
+	// order they are declared.
+	Servers []string `toml:"servers"`
+	// ServerFeatures are the server_features of every bootstrap server.
+	ServerFeatures []string `toml:"server_features"`
+	// Targets are the listener names the clients have channels to
+	// (xds:///NAME); they default to every service of the first server.
+	Targets []string `toml:"targets"`
 }
 
 // Restart restarts a fraction of a group's clients: each chosen client
@@ -75,6 +95,11 @@ func (s *Scenario) setDefaults() {
 	s.Seed = DefaultSeed
 	s.Duration = 5 * time.Minute
 	s.SampleInterval = time.Second
+	s.Network.setDefaults()
+}
+
+func (g *Group) setDefaults() {
+	g.Profile = "grpc-go"
 }
 
 func (r *Restart) setDefaults() {
@@ -87,10 +112,36 @@ func (s *Scenario) resolve(file string) {
 		s.Name = file
 	}
 	for i := range s.Fleet.Groups {
-		if s.Fleet.Groups[i].Name == "" {
-			s.Fleet.Groups[i].Name = fmt.Sprintf("group-%d", i)
+		g := &s.Fleet.Groups[i]
+		if g.Name == "" {
+			g.Name = fmt.Sprintf("group-%d", i)
+		}
+		if g.ProfileFields == nil {
+			g.ProfileFields = map[string]string{}
+		}
+		if g.Servers == nil {
+			g.Servers = []string{}
+			for _, cp := range s.ControlPlanes {
+				g.Servers = append(g.Servers, cp.Name)
+			}
+		}
+		if g.ServerFeatures == nil {
+			g.ServerFeatures = []string{}
+		}
+		if g.Targets == nil {
+			g.Targets = []string{}
+			if len(g.Servers) > 0 {
+				for _, cp := range s.ControlPlanes {
+					if cp.Name == g.Servers[0] {
+						for _, svc := range cp.Services {
+							g.Targets = append(g.Targets, svc.Name)
+						}
+					}
+				}
+			}
 		}
 	}
+	s.resolveXDS()
 }
 
 // Limits on sizes, so that a typo cannot ask for a run that would exhaust
@@ -140,9 +191,11 @@ func (s *Scenario) validate(c *checker) {
 		c.check(g.StartAt >= 0 && g.StartAt < s.Duration, p+".start_at",
 			"expected a time from 0s to before the end of the run (%s), found %s", s.Duration, g.StartAt)
 		c.check(g.StartSpread >= 0, p+".start_spread", "expected a duration >= 0, found %s", g.StartSpread)
+		s.validateGroupXDS(c, p, &g)
 	}
 	c.check(total <= maxClients, "fleet.group", "expected at most %d clients in all, found %d", maxClients, total)
 
+	s.validateXDS(c)
 	for i, r := range s.Fleet.Restarts {
 		p := fmt.Sprintf("fleet.restart[%d]", i)
 		if r.Group != "" {
@@ -188,23 +241,4 @@ func (c *checker) check(ok bool, path, format string, args ...any) bool {
 		c.p.valueError(path, format, args...)
 	}
 	return ok
-}
-
-// FleetConfig returns the world to build for this scenario.
-func (s *Scenario) FleetConfig() fleet.Config {
-	cfg := fleet.Config{
-		Name:           s.Name,
-		Description:    s.Description,
-		Seed:           s.Seed,
-		Duration:       s.Duration,
-		SampleInterval: s.SampleInterval,
-		Resolved:       s.TOML(),
-	}
-	for _, g := range s.Fleet.Groups {
-		cfg.Groups = append(cfg.Groups, fleet.Group(g))
-	}
-	for _, r := range s.Fleet.Restarts {
-		cfg.Restarts = append(cfg.Restarts, fleet.Restart(r))
-	}
-	return cfg
 }

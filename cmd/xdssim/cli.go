@@ -1,0 +1,317 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/viz"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitInput    = 2
+	// Exit code 3, an expectation breached, comes with expectations.
+)
+
+const usage = `xdssim simulates fleets of gRPC XdsClients on a virtual clock.
+
+Usage:
+  xdssim run [FILE|NAME] [flags]     run a scenario (default: the library's "default") and write its report
+  xdssim validate FILE|NAME [flags]  check a scenario and print it with every default filled in
+  xdssim list                        list the scenarios embedded in the binary
+  xdssim version                     print the version
+
+Flags (run and validate; they may stand before or after the scenario):
+  --seed N          run seed (overrides the scenario's seed)
+  --set key=value   override any scenario key, e.g. --set fleet.group[0].clients=500 (repeatable)
+  --out DIR         output directory (run; default ./xdssim-out/<scenario>)
+  --quiet           print only the seed and the report path (run)
+  --cpuprofile F    write a CPU profile of the run to F
+  --memprofile F    write a heap profile at the end of the run to F
+
+Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 an expectation was breached.
+`
+
+// inputError is a problem with what the user gave: exit code 2.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+
+func badInput(format string, args ...any) error {
+	return inputError{fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitInput
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "run":
+		err = cmdRun(rest, stdout, stderr)
+	case "validate":
+		err = cmdValidate(rest, stdout)
+	case "list":
+		err = cmdList(rest, stdout)
+	case "version":
+		fmt.Fprintf(stdout, "xdssim %s (%s)\n", version(), runtime.Version())
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = badInput("unknown command %q (commands: run, validate, list, version)", cmd)
+	}
+	if err == nil {
+		return exitOK
+	}
+	var in inputError
+	var list scenarios.ErrorList
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			fmt.Fprintf(stderr, "xdssim: %v\n", e)
+		}
+		return exitInput
+	case errors.As(err, &in):
+		fmt.Fprintf(stderr, "xdssim: %v\n", err)
+		return exitInput
+	default:
+		fmt.Fprintf(stderr, "xdssim: internal error: %v\n", err)
+		return exitInternal
+	}
+}
+
+// runFlags are the flags of run and validate.
+type runFlags struct {
+	seed       string
+	sets       []string
+	out        string
+	quiet      bool
+	cpuprofile string
+	memprofile string
+	args       []string // positional arguments
+}
+
+type setFlag struct{ sets *[]string }
+
+func (s setFlag) String() string     { return "" }
+func (s setFlag) Set(v string) error { *s.sets = append(*s.sets, v); return nil }
+
+// parseFlags parses flags that may stand before, between or after the
+// positional arguments.
+func parseFlags(name string, args []string, run bool) (*runFlags, error) {
+	f := &runFlags{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.seed, "seed", "", "")
+	fs.Var(setFlag{&f.sets}, "set", "")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "")
+	fs.StringVar(&f.memprofile, "memprofile", "", "")
+	if run {
+		fs.StringVar(&f.out, "out", "", "")
+		fs.BoolVar(&f.quiet, "quiet", false, "")
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, badInput("%s: %v (see 'xdssim help')", name, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		f.args = append(f.args, args[0])
+		args = args[1:]
+	}
+	if f.seed != "" {
+		n, err := strconv.ParseUint(f.seed, 10, 64)
+		if err != nil {
+			return nil, badInput("--seed %s: expected a non-negative integer", f.seed)
+		}
+		f.sets = append(f.sets, "seed="+strconv.FormatUint(n, 10))
+	}
+	return f, nil
+}
+
+// load finds and parses the scenario named by the positional arguments.
+func (f *runFlags) load(cmd string, required bool) (*scenarios.Scenario, error) {
+	ref := scenarios.DefaultName
+	switch {
+	case len(f.args) > 1:
+		return nil, badInput("%s: expected one scenario, found %d: %s", cmd, len(f.args), strings.Join(f.args, " "))
+	case len(f.args) == 1:
+		ref = f.args[0]
+	case required:
+		return nil, badInput("%s: expected a scenario file or library name", cmd)
+	}
+	src, err := scenarios.Open(ref)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return scenarios.Parse(src, f.sets)
+}
+
+func cmdValidate(args []string, stdout io.Writer) error {
+	f, err := parseFlags("validate", args, false)
+	if err != nil {
+		return err
+	}
+	s, err := f.load("validate", true)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, s.TOML())
+	return err
+}
+
+func cmdList(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return badInput("list: unexpected argument %q", args[0])
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	for _, e := range scenarios.Library() {
+		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
+	}
+	return tw.Flush()
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	f, err := parseFlags("run", args, true)
+	if err != nil {
+		return err
+	}
+	s, err := f.load("run", false)
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("xdssim-out", s.Name)
+	}
+	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
+
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return badInput("--cpuprofile: %v", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	mem := newHeapWatch()
+	bar := newProgress(stderr, f.quiet)
+	start := time.Now()
+	res, err := fleet.Run(s.FleetConfig(), fleet.Options{Progress: func(now, end time.Duration) {
+		mem.sample()
+		bar.update(now, end)
+	}})
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	mem.sample()
+	bar.done()
+
+	if f.memprofile != "" {
+		if err := writeHeapProfile(f.memprofile); err != nil {
+			return badInput("--memprofile: %v", err)
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return badInput("--out %s: %v", out, err)
+	}
+	if err := writeFile(filepath.Join(out, "summary.json"), func(w io.Writer) error { return viz.WriteSummary(w, res) }); err != nil {
+		return err
+	}
+	report := filepath.Join(out, "report.html")
+	if err := writeFile(report, func(w io.Writer) error { return viz.WriteReport(w, res) }); err != nil {
+		return err
+	}
+	if !f.quiet {
+		rate := float64(res.Events) / max(wall.Seconds(), 1e-9)
+		fmt.Fprintf(stderr, "xdssim: %d clients, %s virtual, %d events in %s wall (%.3g events/s), peak heap %s\n",
+			res.Clients, res.Duration, res.Events, wall.Round(time.Millisecond), rate, formatBytes(mem.peak))
+	}
+	fmt.Fprintln(stdout, report)
+	return nil
+}
+
+func writeFile(name string, write func(io.Writer) error) error {
+	fh, err := os.Create(name)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return fh.Close()
+}
+
+func writeHeapProfile(name string) error {
+	fh, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// heapWatch keeps the largest live heap seen at its samples.
+type heapWatch struct {
+	s    []metrics.Sample
+	peak uint64
+}
+
+func newHeapWatch() *heapWatch {
+	return &heapWatch{s: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+}
+
+func (h *heapWatch) sample() {
+	metrics.Read(h.s)
+	if h.s[0].Value.Kind() == metrics.KindUint64 {
+		h.peak = max(h.peak, h.s[0].Value.Uint64())
+	}
+}
+
+func formatBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+}

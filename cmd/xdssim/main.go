@@ -1,0 +1,21 @@
+// Command xdssim runs deterministic simulations of gRPC XdsClient fleets.
+//
+// Usage:
+//
+//	xdssim run [FILE|NAME] [flags]    run a scenario and write its report
+//	xdssim validate FILE|NAME [flags] check a scenario, print it resolved
+//	xdssim list                       list the embedded scenario library
+//	xdssim version                    print the version
+//
+// Flags may stand before or after the scenario. Exit codes: 0 ok, 1 internal
+// error, 2 invalid input (scenario or flags), 3 an expectation in the
+// scenario was breached.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}

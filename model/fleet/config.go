@@ -1,0 +1,130 @@
+// Package fleet builds a simulated world from a scenario's configuration,
+// runs it on the sim kernel, and records what happened as Results.
+//
+// A world is a fleet of clients in groups and the xDS management servers
+// they talk to. Each client holds one XdsClient instance per data-plane
+// target (gRFC A71, per-target instances), and each instance has a gRPC
+// channel to every server of its bootstrap. The pure models do the
+// thinking: model/xdsclient decides what an XdsClient does,
+// model/network what the channel and the wire do, model/controlplane what
+// a go-control-plane server answers. This package only carries their
+// effects out on the kernel, as events, and records what happened.
+package fleet
+
+import (
+	"time"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+)
+
+// Config is a world to build: what scenarios.Scenario becomes once decoded,
+// validated and resolved. The fleet package trusts it to be valid.
+type Config struct {
+	Name        string
+	Description string
+	Seed        uint64
+	// Duration is the virtual time to simulate.
+	Duration time.Duration
+	// SampleInterval is the virtual time between samples of the series.
+	SampleInterval time.Duration
+	Groups         []Group
+	Restarts       []Restart
+
+	// ControlPlanes are the xDS management servers, by index.
+	ControlPlanes []ControlPlane
+	// Backoff is the channels' connection backoff.
+	Backoff network.BackoffConfig
+	// Link is the link between a client and a server, unless the server
+	// has its own.
+	Link network.LinkConfig
+	// Faults are the network and server faults over the run; their
+	// Servers and Groups are indexes into ControlPlanes and Groups.
+	Faults []network.Fault
+	// Changes are the control planes' config changes over the run.
+	Changes []Change
+
+	// Resolved is the resolved scenario as TOML, carried into Results.
+	Resolved string
+}
+
+// ControlPlane is one xDS management server.
+type ControlPlane struct {
+	// Server configures the server; its Rand is set by the fleet.
+	Server controlplane.Config
+	// Link, if set, replaces Config.Link for connections to this server.
+	Link *network.LinkConfig
+}
+
+// Group is a set of identical clients.
+type Group struct {
+	Name    string
+	Clients int
+	// Clients start uniformly over [StartAt, StartAt+StartSpread).
+	StartAt     time.Duration
+	StartSpread time.Duration
+
+	// Profile is the XdsClient implementation the clients run.
+	Profile xdsclient.Profile
+	// Servers are the bootstrap's xds_servers, as indexes into
+	// Config.ControlPlanes, highest priority first. Empty: the group's
+	// clients use no xDS.
+	Servers []int
+	// Features are the server_features of every bootstrap server.
+	Features xdsclient.ServerFeatures
+	// Targets are the data-plane targets each client has a channel to:
+	// each is the name of a Listener (xds:///NAME), with an XdsClient
+	// instance of its own.
+	Targets []string
+}
+
+// Restart restarts a fraction of a group's clients (all groups when Group
+// is empty): each chosen client stops at a time uniform in
+// [At, At+Spread) and starts again Downtime later.
+type Restart struct {
+	Group    string
+	At       time.Duration
+	Fraction float64
+	Spread   time.Duration
+	Downtime time.Duration
+}
+
+// ChangeAction is what a config change does to a service.
+type ChangeAction uint8
+
+// Config changes.
+const (
+	// DeleteService removes the service's listener, route, cluster and
+	// endpoints.
+	DeleteService ChangeAction = iota + 1
+	// RestoreService sets the service back to how the server was
+	// configured at the start.
+	RestoreService
+	// PublishInvalid publishes a resource of the service that clients must
+	// NACK (Change.Defect says which).
+	PublishInvalid
+	// ScaleEndpoints sets the number of endpoints to Change.Count.
+	ScaleEndpoints
+	// DrainEndpoints marks the last Change.Count endpoints DRAINING.
+	DrainEndpoints
+	// SetHealth sets the health of Change.Count endpoints from
+	// Change.First to Change.Health.
+	SetHealth
+)
+
+// Change is one config change on one or more control planes.
+type Change struct {
+	At time.Duration
+	// Servers are the control planes it applies to (indexes); empty: all
+	// that have the service.
+	Servers []int
+	Action  ChangeAction
+	Service string
+	Defect  controlplane.Defect
+	Count   int
+	First   int
+	Health  corepb.HealthStatus
+}

@@ -1,0 +1,348 @@
+package fleet
+
+import (
+	"time"
+
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// conn is one XdsClient instance's gRPC channel to one management server,
+// and the ADS stream on it: network.Channel decides connectivity,
+// network.Stream orders and times the messages, and the fifos hold the
+// messages in flight (the kernel's events carry only their stream id).
+type conn struct {
+	inst     uint32
+	cp       uint16 // the server, an index into world.servers
+	local    uint8  // the server's index in the instance's bootstrap
+	flags    uint8
+	epoch    uint32 // bumped when the channel is replaced; stale events carry an old one
+	ch       network.Channel
+	st       network.Stream
+	toServer fifo[outbound]
+	toClient fifo[inbound]
+}
+
+const (
+	// connWantStream: the XdsClient asked for a stream that the channel
+	// has not let through yet (its pick was queued).
+	connWantStream uint8 = 1 << iota
+	// connWaitForReady: that stream is wait_for_ready.
+	connWaitForReady
+	// connPrimaryState: the conn counts in the fleet's primary-channel
+	// state gauges (it is its instance's first server).
+	connPrimaryState
+)
+
+type outbound struct {
+	req  xdsclient.Request
+	lost bool
+}
+
+type inbound struct {
+	resp    *discoverypb.DiscoveryResponse
+	lost    bool
+	arrived bool // delivered by the network while the client's reads were paused
+}
+
+// fifo is a first-in, first-out queue that reuses its storage.
+type fifo[T any] struct {
+	items []T
+	head  int
+}
+
+func (q *fifo[T]) push(v T)  { q.items = append(q.items, v) }
+func (q *fifo[T]) len() int  { return len(q.items) - q.head }
+func (q *fifo[T]) front() *T { return &q.items[q.head] }
+
+func (q *fifo[T]) pop() T {
+	v := q.items[q.head]
+	var zero T
+	q.items[q.head] = zero
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return v
+}
+
+func (q *fifo[T]) reset() {
+	clear(q.items)
+	q.items, q.head = q.items[:0], 0
+}
+
+// serverStream is the controlplane id of conn ci's current stream.
+func serverStream(ci uint32, id network.StreamID) controlplane.StreamID {
+	return controlplane.StreamID(uint64(ci)<<32 | uint64(id.Gen))
+}
+
+func (w *world) link(c *conn) *network.LinkConfig {
+	if l := w.cfg.ControlPlanes[c.cp].Link; l != nil {
+		return l
+	}
+	return &w.cfg.Link
+}
+
+func (w *world) connClient(c *conn) *client { return &w.clients[w.insts[c.inst].client] }
+
+// channelEvent feeds a connect attempt's end or a backoff timer to the
+// channel it belongs to, unless the channel has been replaced since.
+func (w *world) channelEvent(ev sim.Event) {
+	c := &w.conns[ev.Entity]
+	now := w.kernel.Now()
+	var buf [4]network.Effect
+	switch ev.Kind {
+	case kindAttemptEnd:
+		if uint32(ev.Arg>>40) != c.epoch&epochMask {
+			return
+		}
+		attempt, res := uint32(ev.Arg>>8), network.AttemptResult(ev.Arg&0xff)
+		w.channelEffects(ev.Entity, c.ch.EndAttempt(now, attempt, res, buf[:0]))
+	case kindBackoffTimer:
+		if uint32(ev.Arg>>32) != c.epoch {
+			return
+		}
+		w.channelEffects(ev.Entity, c.ch.TimerFired(now, network.TimerID(ev.Arg), buf[:0]))
+	}
+}
+
+// epochMask keeps the epoch within the 24 bits kindAttemptEnd has for it.
+const epochMask = 1<<24 - 1
+
+// channelEffects carries out what a channel asked for. It takes a copy of
+// effs: carrying them out may feed the same channel again.
+func (w *world) channelEffects(ci uint32, effs []network.Effect) {
+	var local [4]network.Effect
+	effs = append(local[:0], effs...)
+	now := w.kernel.Now()
+	for _, e := range effs {
+		c := &w.conns[ci]
+		switch e.Kind {
+		case network.StartConnectAttempt:
+			cl := w.connClient(c)
+			at, res := network.ResolveAttempt(w.faults, w.link(c), cl.rng, cl.ref, int(c.cp), now, e.At)
+			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindAttemptEnd,
+				Arg: uint64(c.epoch&epochMask)<<40 | uint64(e.Attempt)<<8 | uint64(res)})
+		case network.ArmTimer:
+			w.kernel.Schedule(sim.Event{At: e.At, Entity: ci, Kind: kindBackoffTimer, Arg: uint64(c.epoch)<<32 | uint64(e.Timer)})
+		case network.CancelTimer:
+			// TimerFired ignores a cancelled timer.
+		case network.StateChanged:
+			if c.flags&connPrimaryState != 0 {
+				w.fx.primary[e.From]--
+				w.fx.primary[e.To]++
+			}
+			inst := &w.insts[c.inst]
+			w.xdsInput(c.inst, inst.xds.ConnectivityChanged(time.Duration(now), int(c.local), connectivity(e.To)))
+			if w.conns[ci].flags&connWantStream != 0 {
+				w.openStream(ci)
+			}
+		}
+	}
+}
+
+// connectivity maps a channel state to the XdsClient's input.
+func connectivity(s network.State) xdsclient.ConnectivityState {
+	switch s {
+	case network.Connecting:
+		return xdsclient.Connecting
+	case network.Ready:
+		return xdsclient.Ready
+	case network.TransientFailure:
+		return xdsclient.TransientFailure
+	default:
+		return xdsclient.Idle
+	}
+}
+
+// openStream starts the ADS stream the XdsClient asked for, as a gRPC
+// NewStream does: the channel's picker lets it through, queues it, or
+// fails it (network.Channel.Pick, after grpc-go picker_wrapper.go).
+func (w *world) openStream(ci uint32) {
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	wfr := c.flags&connWaitForReady != 0
+	c.flags &^= connWantStream
+	var buf [4]network.Effect
+	pick, effs := c.ch.Pick(now, wfr, buf[:0])
+	if pick.Result == network.PickQueue {
+		c.flags |= connWantStream
+	}
+	w.channelEffects(ci, effs)
+	c = &w.conns[ci]
+	inst := &w.insts[c.inst]
+	switch pick.Result {
+	case network.PickFail:
+		w.fx.streamsFailedBeforeResponse++
+		w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), xdsclient.Status(pick.Status)))
+	case network.PickProceed:
+		if c.st.State() == network.StreamOpen {
+			return // a re-pick among the effects above opened it already
+		}
+		id := c.st.Begin(now, ci, wfr)
+		c.st.Start(now, id)
+		if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
+			c.st.Close(id)
+			w.fx.streamsFailedBeforeResponse++
+			w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
+			return
+		}
+		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
+	}
+}
+
+func streamErrorStatus(err error) xdsclient.Status {
+	if se, ok := err.(*controlplane.StreamError); ok {
+		return xdsclient.Status{Code: se.Status.Code, Message: se.Status.Message}
+	}
+	return xdsclient.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()}
+}
+
+// send writes an XdsClient request on conn ci's stream.
+func (w *world) send(ci uint32, req xdsclient.Request) {
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	id := c.st.ID()
+	if !c.st.Live(id) {
+		return
+	}
+	cl := w.connClient(c)
+	at, res := c.st.Send(now, id, network.ClientToServer, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+	switch res {
+	case network.SendScheduled, network.SendLost:
+		c.toServer.push(outbound{req: req, lost: res == network.SendLost})
+		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToServer, Arg: id.Arg()})
+	}
+	// SendHeld: an endless blackhole keeps it (and everything after it)
+	// for good. SendDropped: the stream is gone.
+}
+
+// deliverToServer hands the next request of a stream to its server, which
+// queues it for a worker (controlplane capacity model).
+func (w *world) deliverToServer(ev sim.Event) {
+	ci := ev.Entity
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	id := network.StreamIDFromArg(ev.Arg)
+	if !c.st.Deliver(now, id, network.ClientToServer) {
+		return
+	}
+	m := c.toServer.pop()
+	if m.lost {
+		w.failStream(ci, network.StatusMessageLost)
+		return
+	}
+	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), m.req.Proto(w.insts[c.inst].node))
+	if err != nil {
+		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
+		return
+	}
+	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
+}
+
+// sendResponses sends what a server answered, each on its stream.
+func (w *world) sendResponses(resps []controlplane.Response) {
+	now := w.kernel.Now()
+	for _, r := range resps {
+		ci := uint32(uint64(r.Stream) >> 32)
+		c := &w.conns[ci]
+		id := c.st.ID()
+		if serverStream(ci, id) != r.Stream || !c.st.Live(id) {
+			continue
+		}
+		cl := w.connClient(c)
+		at, res := c.st.Send(now, id, network.ServerToClient, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+		switch res {
+		case network.SendScheduled, network.SendLost:
+			c.toClient.push(inbound{resp: r.Message, lost: res == network.SendLost})
+			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
+		}
+	}
+}
+
+// deliverToClient hands the next response of a stream to the XdsClient,
+// unless the client's reads are paused (ADS flow control): then it waits
+// in order until ResumeRead.
+func (w *world) deliverToClient(ev sim.Event) {
+	ci := ev.Entity
+	c := &w.conns[ci]
+	if !c.st.Deliver(w.kernel.Now(), network.StreamIDFromArg(ev.Arg), network.ServerToClient) {
+		return
+	}
+	// The network delivers in order: the message that arrived is the
+	// first not yet marked arrived.
+	for i := c.toClient.head; i < len(c.toClient.items); i++ {
+		if !c.toClient.items[i].arrived {
+			c.toClient.items[i].arrived = true
+			break
+		}
+	}
+	w.readResponses(ci)
+}
+
+// readResponses lets the XdsClient read every arrived response, in order,
+// while its reads are not paused.
+func (w *world) readResponses(ci uint32) {
+	now := w.kernel.Now()
+	for {
+		c := &w.conns[ci]
+		inst := &w.insts[c.inst]
+		if c.toClient.len() == 0 || !c.toClient.front().arrived || inst.xds == nil || inst.xds.ReadPaused(int(c.local)) {
+			return
+		}
+		m := c.toClient.pop()
+		if m.lost {
+			w.failStream(ci, network.StatusMessageLost)
+			return
+		}
+		w.xdsInput(c.inst, inst.xds.DecodedResponseReceived(time.Duration(now), int(c.local), w.decoded.response(m.resp)))
+	}
+}
+
+// failStream ends conn ci's stream on both sides with st, and tells the
+// XdsClient.
+func (w *world) failStream(ci uint32, st network.Status) {
+	c := &w.conns[ci]
+	id := c.st.ID()
+	if !c.st.Live(id) {
+		return
+	}
+	received := c.st.Received()
+	w.closeStream(ci)
+	if !received {
+		w.fx.streamsFailedBeforeResponse++
+	}
+	inst := &w.insts[c.inst]
+	w.xdsInput(c.inst, inst.xds.StreamFailed(w.now(), int(c.local), xdsclient.Status(st)))
+}
+
+// closeStream ends conn ci's stream on both sides, silently.
+func (w *world) closeStream(ci uint32) {
+	c := &w.conns[ci]
+	id := c.st.ID()
+	c.flags &^= connWantStream
+	if c.st.Live(id) {
+		c.st.Close(id)
+		w.servers[c.cp].CloseStream(w.kernel.Now(), serverStream(ci, id))
+	}
+	c.toServer.reset()
+	c.toClient.reset()
+}
+
+// resetChannel replaces conn ci's channel with a new one, in IDLE, as when
+// the XdsClient releases a channel or the client process restarts. Events
+// of the old channel are recognised by their epoch and dropped.
+func (w *world) resetChannel(ci uint32) {
+	w.closeStream(ci)
+	c := &w.conns[ci]
+	if c.flags&connPrimaryState != 0 {
+		w.fx.primary[c.ch.State()]--
+		w.fx.primary[network.Idle]++
+	}
+	c.epoch++
+	c.ch = network.NewChannel(&w.cfg.Backoff, w.connClient(c).rng)
+}

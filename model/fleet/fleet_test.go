@@ -1,0 +1,155 @@
+package fleet
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func config() Config {
+	return Config{
+		Name: "t", Seed: 1, Duration: 2 * time.Minute, SampleInterval: time.Second,
+		Groups: []Group{
+			{Name: "web", Clients: 1000, StartSpread: 10 * time.Second},
+			{Name: "batch", Clients: 100, StartAt: 20 * time.Second},
+		},
+		Restarts: []Restart{{Group: "web", At: time.Minute, Fraction: 0.2, Spread: 10 * time.Second, Downtime: 5 * time.Second}},
+	}
+}
+
+func run(t *testing.T, cfg Config) *Results {
+	t.Helper()
+	r, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func series(t *testing.T, r *Results, name string) []float64 {
+	t.Helper()
+	for _, s := range r.Series {
+		if s.Name == name {
+			if len(s.Values) != r.Samples {
+				t.Fatalf("%s has %d values, want %d", name, len(s.Values), r.Samples)
+			}
+			return s.Values
+		}
+	}
+	t.Fatalf("no series %s", name)
+	return nil
+}
+
+func metric(t *testing.T, r *Results, path string) float64 {
+	t.Helper()
+	for _, m := range r.Metrics {
+		if m.Path == path {
+			return m.Value
+		}
+	}
+	t.Fatalf("no metric %s", path)
+	return 0
+}
+
+func TestClientsStartUniformlyOverTheirSpread(t *testing.T) {
+	r := run(t, config())
+	running := series(t, r, "clients.running")
+	if r.Samples != 121 {
+		t.Fatalf("samples = %d, want 121 (0s to 120s)", r.Samples)
+	}
+	// web starts uniformly over [0, 10s): about 500 are up at 5s.
+	if got := running[5]; math.Abs(got-500) > 60 {
+		t.Errorf("running at 5s = %v, want about 500", got)
+	}
+	if got := running[15]; got != 1000 {
+		t.Errorf("running at 15s = %v, want all 1000 web clients", got)
+	}
+	// batch starts at exactly 20s; the sample at 20s sees events at 20s.
+	if got := running[20]; got != 1100 {
+		t.Errorf("running at 20s = %v, want 1100", got)
+	}
+	starts := 0.0
+	for _, v := range series(t, r, "clients.starts") {
+		starts += v * r.SampleInterval.Seconds()
+	}
+	if starts != metric(t, r, "fleet.starts") {
+		t.Errorf("starts/s integrate to %v, want fleet.starts %v", starts, metric(t, r, "fleet.starts"))
+	}
+}
+
+func TestRestartTakesTheFractionDownForItsDowntime(t *testing.T) {
+	r := run(t, config())
+	if got := metric(t, r, "fleet.restarts"); got != 200 {
+		t.Errorf("restarts = %v, want 20%% of 1000", got)
+	}
+	if got := metric(t, r, "fleet.starts"); got != 1300 {
+		t.Errorf("starts = %v, want 1100 first starts + 200 restarts", got)
+	}
+	if len(r.Intervals) != 200 {
+		t.Fatalf("%d restart intervals, want 200", len(r.Intervals))
+	}
+	for _, iv := range r.Intervals {
+		if iv.End-iv.Start != 5*time.Second || iv.Start < time.Minute || iv.Start >= 70*time.Second {
+			t.Errorf("interval %+v: want 5s down, starting in [60s, 70s)", iv)
+		}
+	}
+	running := series(t, r, "clients.running")
+	if running[59] != 1100 || running[119] != 1100 {
+		t.Errorf("running before and after the restart = %v, %v, want 1100", running[59], running[119])
+	}
+	peak := metric(t, r, "fleet.peak_restarting")
+	// Samples see the fleet once a second; the peak counts every instant.
+	if lowest := slicesMin(running[60:80]); 1100-lowest > peak || 1100-lowest < 0.9*peak {
+		t.Errorf("lowest running during the restart %v, want about 1100 - peak restarting (%v)", lowest, peak)
+	}
+	if len(r.Faults) != 1 || r.Faults[0].Start != time.Minute || r.Faults[0].End != 75*time.Second {
+		t.Errorf("faults = %+v, want the restart from 60s to 75s", r.Faults)
+	}
+}
+
+func TestRestartLeavesClientsThatAreNotUpAlone(t *testing.T) {
+	cfg := config()
+	cfg.Restarts = []Restart{
+		{Group: "batch", At: 5 * time.Second, Fraction: 1},                       // before batch starts
+		{Group: "web", At: time.Minute, Fraction: 1, Downtime: 30 * time.Second}, // all of web
+		{Group: "web", At: 70 * time.Second, Fraction: 1},                        // while web is down
+	}
+	r := run(t, cfg)
+	if got := metric(t, r, "fleet.restarts"); got != 1000 {
+		t.Errorf("restarts = %v, want only the 1000 web clients that were up", got)
+	}
+}
+
+func TestSameSeedSameResultsDifferentSeedDifferentRun(t *testing.T) {
+	a, b := run(t, config()), run(t, config())
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs with the same seed differ")
+	}
+	cfg := config()
+	cfg.Seed = 2
+	c := run(t, cfg)
+	if reflect.DeepEqual(a.Intervals, c.Intervals) {
+		t.Error("seeds 1 and 2 gave the same restart intervals")
+	}
+}
+
+func TestAddingAGroupDoesNotMoveAnotherGroupsClients(t *testing.T) {
+	cfg := config()
+	cfg.Restarts = nil
+	alone := run(t, cfg)
+	cfg.Groups = append(cfg.Groups, Group{Name: "extra", Clients: 500, StartAt: 90 * time.Second})
+	more := run(t, cfg)
+	a, m := series(t, alone, "clients.running"), series(t, more, "clients.running")
+	if !reflect.DeepEqual(a[:90], m[:90]) {
+		t.Error("adding a group that starts at 90s changed who was running before 90s")
+	}
+}
+
+func slicesMin(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = min(m, x)
+	}
+	return m
+}

@@ -1,0 +1,156 @@
+package fleet
+
+import (
+	"time"
+
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// fleetCounters are the fleet-wide xDS figures, kept up to date as events
+// run so that a sample reads them without scanning the fleet.
+type fleetCounters struct {
+	// primary counts instances' channels to their first server by state.
+	primary [network.Shutdown + 1]int
+	// onFallback and complete count instances on a fallback server and
+	// instances with their whole config cached.
+	onFallback, complete int
+
+	resourceTimerFired, timerFiredSinceSample int
+	fallbackSwitches, fallbackReverts         int
+	nacksSent                                 int
+	streamsFailedBeforeResponse               int
+	changesSkipped                            int
+}
+
+// Series of the fleet, in the order they are reported.
+const (
+	seriesRunning = iota
+	seriesDown
+	seriesStarts
+	seriesReady
+	seriesConnecting
+	seriesTransientFailure
+	seriesIdle
+	seriesComplete
+	seriesFallback
+	numFleetSeries
+)
+
+// Per-server series, in the order they are reported.
+const (
+	cpOpenStreams = iota
+	cpNewStreams
+	cpRequests
+	cpResponses
+	cpQueue
+	cpLatencyP99
+	numServerSeries
+)
+
+func (w *world) buildSeries() {
+	n := int(w.cfg.Duration/w.cfg.SampleInterval) + 1
+	s := func(name, title, unit string) Series {
+		return Series{Name: name, Title: title, Unit: unit, Values: make([]float64, 0, n)}
+	}
+	w.series = []Series{
+		seriesRunning: s("clients.running", "Clients running", "clients"),
+		seriesDown:    s("clients.restarting", "Clients down for a restart", "clients"),
+		seriesStarts:  s("clients.starts", "Client starts per second", "starts/s"),
+	}
+	if len(w.insts) > 0 {
+		w.series = append(w.series[:seriesReady],
+			s("xds.primary_ready", "XdsClient channels to their primary server: READY", "channels"),
+			s("xds.primary_connecting", "XdsClient channels to their primary server: CONNECTING", "channels"),
+			s("xds.primary_transient_failure", "XdsClient channels to their primary server: TRANSIENT_FAILURE", "channels"),
+			s("xds.primary_idle", "XdsClient channels to their primary server: IDLE", "channels"),
+			s("xds.config_complete", "XdsClient instances with every resource of their target cached", "instances"),
+			s("xds.on_fallback", "XdsClient instances on a fallback server (gRFC A71)", "instances"),
+		)
+	}
+	for _, srv := range w.servers {
+		p := "control_plane." + srv.Name() + "."
+		t := srv.Name() + ": "
+		first := len(w.series)
+		w.series = append(w.series,
+			s(p+"open_streams", t+"open ADS streams", "streams"),
+			s(p+"new_streams", t+"new ADS streams per second", "streams/s"),
+			s(p+"requests", t+"DiscoveryRequests per second", "requests/s"),
+			s(p+"responses", t+"DiscoveryResponses per second", "responses/s"),
+			s(p+"queue_depth", t+"requests waiting for a worker", "requests"),
+			s(p+"latency_p99", t+"response latency p99 (queue + service)", "ms"),
+		)
+		idx := make([]int, numServerSeries)
+		for i := range idx {
+			idx[i] = first + i
+		}
+		w.serverSe = append(w.serverSe, idx)
+	}
+}
+
+func (w *world) takeSample(t sim.Time) {
+	add := func(i int, v float64) { w.series[i].Values = append(w.series[i].Values, v) }
+	add(seriesRunning, float64(w.running))
+	add(seriesDown, float64(w.down))
+	rate := float64(w.startsSinceSample) // the sample at 0 counts starts at exactly 0
+	if w.sample > 0 {
+		rate /= w.cfg.SampleInterval.Seconds()
+	}
+	add(seriesStarts, rate)
+	w.startsSinceSample = 0
+	if len(w.insts) > 0 {
+		add(seriesReady, float64(w.fx.primary[network.Ready]))
+		add(seriesConnecting, float64(w.fx.primary[network.Connecting]))
+		add(seriesTransientFailure, float64(w.fx.primary[network.TransientFailure]))
+		add(seriesIdle, float64(w.fx.primary[network.Idle]))
+		add(seriesComplete, float64(w.fx.complete))
+		add(seriesFallback, float64(w.fx.onFallback))
+	}
+	for si, srv := range w.servers {
+		smp := srv.Sample(t)
+		idx := w.serverSe[si]
+		add(idx[cpOpenStreams], float64(smp.OpenStreams))
+		add(idx[cpNewStreams], smp.NewStreamsPerSec)
+		add(idx[cpRequests], smp.RequestsPerSec)
+		add(idx[cpResponses], smp.ResponsesPerSec)
+		add(idx[cpQueue], float64(smp.QueueDepth))
+		add(idx[cpLatencyP99], float64(smp.LatencyP99.Microseconds())/1000)
+	}
+	w.sample++
+	if w.progress != nil {
+		w.progress(time.Duration(t), w.cfg.Duration)
+	}
+}
+
+// xdsMetrics are the headline xDS and control-plane figures.
+func (w *world) xdsMetrics() []Metric {
+	if len(w.insts) == 0 && len(w.servers) == 0 {
+		return nil
+	}
+	m := []Metric{
+		{Path: "xds.resource_timer_fired", Value: float64(w.fx.resourceTimerFired)},
+		{Path: "xds.fallback_switches", Value: float64(w.fx.fallbackSwitches)},
+		{Path: "xds.fallback_reverts", Value: float64(w.fx.fallbackReverts)},
+		{Path: "xds.nacks_sent", Value: float64(w.fx.nacksSent)},
+		{Path: "xds.streams_failed_before_response", Value: float64(w.fx.streamsFailedBeforeResponse)},
+		{Path: "xds.instances", Value: float64(len(w.insts))},
+	}
+	if w.fx.changesSkipped > 0 {
+		m = append(m, Metric{Path: "xds.changes_skipped", Value: float64(w.fx.changesSkipped)})
+	}
+	for _, s := range w.servers {
+		t := s.Totals()
+		p := "control_plane." + s.Name() + "."
+		m = append(m,
+			Metric{Path: p + "streams_opened", Value: float64(t.StreamsOpened)},
+			Metric{Path: p + "streams_rejected", Value: float64(t.StreamsRejected)},
+			Metric{Path: p + "requests", Value: float64(t.Requests)},
+			Metric{Path: p + "responses", Value: float64(t.Responses)},
+			Metric{Path: p + "acks", Value: float64(t.ACKs)},
+			Metric{Path: p + "nacks", Value: float64(t.NACKs)},
+			Metric{Path: p + "peak_open_streams", Value: float64(t.PeakOpenStreams)},
+			Metric{Path: p + "peak_queue_depth", Value: float64(t.PeakQueueDepth)},
+		)
+	}
+	return m
+}

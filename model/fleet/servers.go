@@ -1,0 +1,184 @@
+package fleet
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/sim"
+)
+
+func (w *world) buildServers() error {
+	for i := range w.cfg.ControlPlanes {
+		sc := w.cfg.ControlPlanes[i].Server
+		sc.Rand = sim.NewStream(w.cfg.Seed, "controlplane/"+sc.Name)
+		s, err := controlplane.New(sc)
+		if err != nil {
+			return fmt.Errorf("fleet: control plane %s: %w", sc.Name, err)
+		}
+		w.servers = append(w.servers, s)
+	}
+	return nil
+}
+
+func (w *world) scheduleFaultsAndChanges() error {
+	f, err := network.NewFaults(w.cfg.Seed, w.cfg.Faults)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	w.faults = f
+	w.edges = f.Edges()
+	end := sim.Time(0).Add(w.cfg.Duration)
+	for i, e := range w.edges {
+		if e.At <= end && e.Action() != network.ActionNone {
+			w.kernel.Schedule(sim.Event{At: e.At, Entity: uint32(i), Kind: kindFaultEdge})
+		}
+	}
+	for i, c := range w.cfg.Changes {
+		w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(c.At), Entity: uint32(i), Kind: kindChange})
+	}
+	return nil
+}
+
+// jobDone sends the responses of a request whose service has ended.
+func (w *world) jobDone(ev sim.Event) {
+	resps, err := w.servers[ev.Entity].Complete(w.kernel.Now(), controlplane.JobID(ev.Arg))
+	if err != nil {
+		return // the stream closed while the request waited: nothing to send
+	}
+	w.sendResponses(resps)
+}
+
+// applyEdge acts on the open connections at the start or end of a fault
+// (network.Edge.Action says what to do).
+func (w *world) applyEdge(i int) {
+	e := w.edges[i]
+	now := w.kernel.Now()
+	for ci := range w.conns {
+		c := &w.conns[ci]
+		if w.insts[c.inst].xds == nil || !w.faults.Covers(e.Fault, w.connClient(c).ref, int(c.cp)) {
+			continue
+		}
+		switch e.Action() {
+		case network.ActionReset:
+			// The server process died or restarted: its connections are
+			// reset. The channel sees its READY transport close first and
+			// goes IDLE (grpc-go clientconn.go), so that the XdsClient's
+			// retry of the failed stream (UNAVAILABLE) cannot be picked
+			// onto the dead transport.
+			if c.ch.State() == network.Ready {
+				var buf [4]network.Effect
+				w.channelEffects(uint32(ci), c.ch.ConnectionLost(now, buf[:0]))
+			}
+			w.failStream(uint32(ci), network.StatusConnectionReset)
+		case network.ActionDrain:
+			// GOAWAY: the transport takes no new streams (the channel goes
+			// IDLE) while the open stream drains (gRFC A9).
+			if id := c.st.ID(); c.st.Live(id) {
+				c.st.Drain(id)
+			}
+			if c.ch.State() == network.Ready {
+				var buf [4]network.Effect
+				w.channelEffects(uint32(ci), c.ch.ConnectionLost(now, buf[:0]))
+			}
+		case network.ActionCloseDrained:
+			if c.st.Draining() {
+				w.failStream(uint32(ci), network.StatusDrained)
+			}
+		}
+	}
+}
+
+// applyChange carries out a config change on its servers and sends what
+// they push.
+func (w *world) applyChange(i int) {
+	ch := w.cfg.Changes[i]
+	now := w.kernel.Now()
+	servers := ch.Servers
+	if len(servers) == 0 {
+		for si, s := range w.servers {
+			if _, ok := s.Service(ch.Service); ok || ch.Action == RestoreService {
+				servers = append(servers, si)
+			}
+		}
+	}
+	for _, si := range servers {
+		s := w.servers[si]
+		var resps []controlplane.Response
+		var err error
+		switch ch.Action {
+		case DeleteService:
+			resps, err = s.DeleteService(now, ch.Service)
+		case RestoreService:
+			for _, svc := range w.cfg.ControlPlanes[si].Server.Services {
+				if svc.Name == ch.Service {
+					resps, err = s.SetService(now, svc)
+				}
+			}
+		case PublishInvalid:
+			resps, err = s.PublishInvalid(now, ch.Service, ch.Defect)
+		case ScaleEndpoints:
+			resps, err = s.ScaleEndpoints(now, ch.Service, ch.Count)
+		case DrainEndpoints:
+			resps, err = s.DrainEndpoints(now, ch.Service, ch.Count)
+		case SetHealth:
+			resps, err = s.SetEndpointHealth(now, ch.Service, ch.First, ch.Count, ch.Health)
+		}
+		if err != nil {
+			// The scenario was validated against the servers' initial
+			// config; a change that no longer applies (a service deleted
+			// by an earlier change) is skipped and counted.
+			w.fx.changesSkipped++
+			continue
+		}
+		w.sendResponses(resps)
+	}
+}
+
+// faultSpans labels every fault for the report's shading.
+func (w *world) faultSpans() []Fault {
+	var out []Fault
+	for i := range w.cfg.Faults {
+		f := w.faults.Fault(i)
+		end := time.Duration(f.End())
+		if f.End() == network.Never || end > w.cfg.Duration {
+			end = w.cfg.Duration
+		}
+		var names []string
+		for _, s := range f.Servers {
+			names = append(names, w.cfg.ControlPlanes[s].Server.Name)
+		}
+		where := "every server"
+		if len(names) > 0 {
+			where = fmt.Sprint(names)
+		}
+		out = append(out, Fault{Label: fmt.Sprintf("%s %s", f.Kind, where), Start: time.Duration(f.Start), End: end})
+	}
+	for _, c := range w.cfg.Changes {
+		out = append(out, Fault{Label: fmt.Sprintf("%s %s", c.Action, c.Service), Start: c.At, End: c.At})
+	}
+	return out
+}
+
+var actionNames = [...]string{DeleteService: "delete_service", RestoreService: "restore_service",
+	PublishInvalid: "publish_invalid", ScaleEndpoints: "scale_endpoints", DrainEndpoints: "drain_endpoints",
+	SetHealth: "set_health"}
+
+// String returns the action's scenario name.
+func (a ChangeAction) String() string {
+	if int(a) < len(actionNames) && actionNames[a] != "" {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("ChangeAction(%d)", a)
+}
+
+// ParseChangeAction returns the action a scenario names.
+func ParseChangeAction(s string) (ChangeAction, error) {
+	for a, n := range actionNames {
+		if n != "" && n == s {
+			return ChangeAction(a), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health)", s)
+}

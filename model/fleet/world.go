@@ -1,0 +1,286 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// Event kinds of the fleet world. Entity says which client, connection,
+// server, timer, fault edge or change the event is for.
+const (
+	// kindStart starts a client (Entity: client); Arg is argEndsRestart for
+	// the start that ends a restart.
+	kindStart uint32 = iota + 1
+	// kindStop stops a client for a restart (Entity: client; Arg: the
+	// restart's index).
+	kindStop
+	// kindAttemptEnd ends a connect attempt (Entity: conn;
+	// Arg: epoch<<40 | attempt<<8 | result).
+	kindAttemptEnd
+	// kindBackoffTimer fires a channel's backoff timer (Entity: conn;
+	// Arg: epoch<<32 | timer id).
+	kindBackoffTimer
+	// kindToServer delivers the next client message of a stream to its
+	// server (Entity: conn; Arg: the network.StreamID).
+	kindToServer
+	// kindToClient delivers the next server message of a stream to the
+	// client (Entity: conn; Arg: the network.StreamID).
+	kindToClient
+	// kindXDSTimer fires an XdsClient timer (Entity: timer slot; Arg: the
+	// slot's generation).
+	kindXDSTimer
+	// kindJobDone ends a request's service on a server (Entity: server;
+	// Arg: the controlplane.JobID).
+	kindJobDone
+	// kindFaultEdge applies the start or end of a fault (Entity: edge).
+	kindFaultEdge
+	// kindChange applies a config change (Entity: change).
+	kindChange
+)
+
+// argEndsRestart marks the kindStart event that ends a restart.
+const argEndsRestart = 1
+
+// client is one simulated client. It is kept small: a fleet of 100 000
+// clients holds 100 000 of these.
+type client struct {
+	group     uint32
+	index     uint32 // within its group
+	up        bool
+	downAt    sim.Time // when the current restart took it down
+	firstInst uint32   // its XdsClient instances: firstInst .. +len(targets)
+	rng       *sim.Rand
+	ref       network.ClientRef
+}
+
+// world is a running simulation of one Config. It implements sim.Handler.
+type world struct {
+	cfg     Config
+	kernel  *sim.Kernel
+	clients []client
+	insts   []instance
+	conns   []conn
+	servers []*controlplane.Server
+	faults  *network.Faults
+	edges   []network.Edge
+	timers  timerSlots
+	decoded decodeCache
+	xq      effectQueue
+	fx      fleetCounters
+
+	running, down, peakDown int
+	starts, restarts        int
+	startsSinceSample       int
+
+	sample    int
+	series    []Series
+	serverSe  [][]int // per server: indexes into series
+	intervals []Interval
+	progress  func(now, end time.Duration)
+}
+
+// Options are what a caller may ask of a run beyond its Config.
+type Options struct {
+	// Progress, if set, is called at every sample with the virtual time
+	// reached and the virtual time the run ends at.
+	Progress func(now, end time.Duration)
+}
+
+// Run builds the world of cfg, runs it for cfg.Duration of virtual time,
+// and returns what happened.
+func Run(cfg Config, opts Options) (*Results, error) {
+	w, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.progress = opts.Progress
+	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
+	return w.results(), nil
+}
+
+func build(cfg Config) (*world, error) {
+	w := &world{cfg: cfg, decoded: decodeCache{}}
+	w.kernel = sim.NewKernel(w)
+	total := 0
+	for _, g := range cfg.Groups {
+		total += g.Clients
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("fleet: no clients")
+	}
+	if err := w.buildServers(); err != nil {
+		return nil, err
+	}
+	w.clients = make([]client, 0, total)
+	byGroup := make(map[string][]uint32, len(cfg.Groups))
+	for gi, g := range cfg.Groups {
+		for i := 0; i < g.Clients; i++ {
+			id := uint32(len(w.clients))
+			key := fmt.Sprintf("client/%s/%d", g.Name, i)
+			// Each client draws from its own stream, so adding a client
+			// never moves another's start, latencies or jitter.
+			c := client{group: uint32(gi), index: uint32(i), rng: sim.NewStream(cfg.Seed, key),
+				ref: network.NewClientRef(gi, key)}
+			w.clients = append(w.clients, c)
+			byGroup[g.Name] = append(byGroup[g.Name], id)
+			at := g.StartAt
+			if g.StartSpread > 0 {
+				at += time.Duration(w.clients[id].rng.Uniform(0, float64(g.StartSpread)))
+			}
+			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(at), Entity: id, Kind: kindStart})
+			w.addInstances(id)
+		}
+	}
+	for ri, r := range cfg.Restarts {
+		var pool []uint32
+		if r.Group == "" {
+			pool = make([]uint32, len(w.clients))
+			for i := range pool {
+				pool[i] = uint32(i)
+			}
+		} else {
+			pool = append([]uint32(nil), byGroup[r.Group]...)
+		}
+		if len(pool) == 0 {
+			return nil, fmt.Errorf("fleet: restart %d: no group named %q", ri, r.Group)
+		}
+		// The restart's own stream picks its clients (a partial
+		// Fisher-Yates shuffle) and their stop times.
+		rng := sim.NewStream(cfg.Seed, fmt.Sprintf("restart/%d", ri))
+		k := max(1, int(math.Round(r.Fraction*float64(len(pool)))))
+		for i := 0; i < k; i++ {
+			j := i + rng.IntN(len(pool)-i)
+			pool[i], pool[j] = pool[j], pool[i]
+			at := r.At
+			if r.Spread > 0 {
+				at += time.Duration(rng.Uniform(0, float64(r.Spread)))
+			}
+			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(at), Entity: pool[i], Kind: kindStop, Arg: uint64(ri)})
+		}
+	}
+	if err := w.scheduleFaultsAndChanges(); err != nil {
+		return nil, err
+	}
+	w.buildSeries()
+	w.kernel.SetSampler(cfg.SampleInterval, w.takeSample)
+	return w, nil
+}
+
+// clientName is how a client is named in outputs: group/index.
+func (w *world) clientName(id uint32) string {
+	c := &w.clients[id]
+	return fmt.Sprintf("%s/%d", w.cfg.Groups[c.group].Name, c.index)
+}
+
+// HandleEvent runs one event of the fleet world.
+func (w *world) HandleEvent(k *sim.Kernel, ev sim.Event) {
+	switch ev.Kind {
+	case kindStart:
+		w.startClient(ev)
+	case kindStop:
+		w.stopClient(ev)
+	case kindAttemptEnd, kindBackoffTimer:
+		w.channelEvent(ev)
+	case kindToServer:
+		w.deliverToServer(ev)
+	case kindToClient:
+		w.deliverToClient(ev)
+	case kindXDSTimer:
+		w.xdsTimerFired(ev)
+	case kindJobDone:
+		w.jobDone(ev)
+	case kindFaultEdge:
+		w.applyEdge(int(ev.Entity))
+	case kindChange:
+		w.applyChange(int(ev.Entity))
+	default:
+		panic(fmt.Sprintf("fleet: unknown event kind %d", ev.Kind))
+	}
+}
+
+func (w *world) startClient(ev sim.Event) {
+	c := &w.clients[ev.Entity]
+	if c.up {
+		panic(fmt.Sprintf("fleet: client %d started while up", ev.Entity)) // invariant
+	}
+	now := w.kernel.Now()
+	if ev.Arg == argEndsRestart {
+		w.down--
+		w.intervals = append(w.intervals, Interval{
+			Entity: w.clientName(ev.Entity), Kind: "restart",
+			Start: time.Duration(c.downAt), End: time.Duration(now),
+		})
+	}
+	c.up = true
+	w.running++
+	w.starts++
+	w.startsSinceSample++
+	w.startInstances(ev.Entity)
+}
+
+func (w *world) stopClient(ev sim.Event) {
+	c := &w.clients[ev.Entity]
+	// A client that is not up (not started yet, or down for another
+	// restart) has nothing to restart.
+	if !c.up {
+		return
+	}
+	c.up = false
+	c.downAt = w.kernel.Now()
+	w.running--
+	w.down++
+	w.peakDown = max(w.peakDown, w.down)
+	w.restarts++
+	w.stopInstances(ev.Entity)
+	w.kernel.After(w.cfg.Restarts[ev.Arg].Downtime, sim.Event{Entity: ev.Entity, Kind: kindStart, Arg: argEndsRestart})
+}
+
+func (w *world) results() *Results {
+	r := &Results{
+		Scenario:       w.cfg.Name,
+		Description:    w.cfg.Description,
+		Seed:           w.cfg.Seed,
+		Clients:        len(w.clients),
+		Duration:       w.cfg.Duration,
+		Events:         w.kernel.Events(),
+		SampleInterval: w.cfg.SampleInterval,
+		Samples:        w.sample,
+		Series:         w.series,
+		Metrics: []Metric{
+			{Path: "fleet.peak_restarting", Value: float64(w.peakDown)},
+			{Path: "fleet.restarts", Value: float64(w.restarts)},
+			{Path: "fleet.starts", Value: float64(w.starts)},
+		},
+		Intervals: w.intervals,
+		Resolved:  w.cfg.Resolved,
+	}
+	r.Metrics = append(r.Metrics, w.xdsMetrics()...)
+	sort.SliceStable(r.Intervals, func(i, j int) bool {
+		a, b := r.Intervals[i], r.Intervals[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return a.Entity < b.Entity
+	})
+	for ri, rs := range w.cfg.Restarts {
+		who := "every group"
+		if rs.Group != "" {
+			who = rs.Group
+		}
+		r.Faults = append(r.Faults, Fault{
+			Label: fmt.Sprintf("restart %d: %g%% of %s", ri, rs.Fraction*100, who),
+			Start: rs.At,
+			End:   min(rs.At+rs.Spread+rs.Downtime, w.cfg.Duration),
+		})
+	}
+	r.Faults = append(r.Faults, w.faultSpans()...)
+	sort.SliceStable(r.Faults, func(i, j int) bool { return r.Faults[i].Start < r.Faults[j].Start })
+	sort.Slice(r.Metrics, func(i, j int) bool { return r.Metrics[i].Path < r.Metrics[j].Path })
+	return r
+}

@@ -1,0 +1,400 @@
+package fleet
+
+import (
+	"fmt"
+	"time"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// instance is one XdsClient instance of a client: the one for one
+// data-plane target (gRFC A71, "Change global XdsClient from a single
+// instance to per-target instances"). It follows the target's resources
+// the way gRPC's xDS resolver and config dependency manager do: the
+// Listener names a RouteConfiguration (or inlines one), which names
+// Clusters, each of which names its endpoints.
+type instance struct {
+	client    uint32
+	target    uint16 // index into the group's Targets
+	firstConn uint32 // its conns: firstConn .. +len(group.Servers)
+	nconns    uint8
+	fallback  bool // a channel to a lower-priority server is active
+	complete  bool // every resource of the target's config is cached
+	xds       *xdsclient.Client
+	node      *corepb.Node
+	watched   []watch
+	timers    []uint32 // its armed timer slots
+}
+
+// watch is one resource the instance watches and whether it is cached.
+type watch struct {
+	typ    xdsclient.ResourceType
+	name   string
+	have   bool
+	marked bool // scratch for re-deriving the watch set
+}
+
+// watcherID is the one watcher each instance registers for every resource.
+const watcherID xdsclient.WatcherID = 1
+
+func (w *world) addInstances(id uint32) {
+	c := &w.clients[id]
+	g := &w.cfg.Groups[c.group]
+	if len(g.Servers) == 0 {
+		return
+	}
+	c.firstInst = uint32(len(w.insts))
+	for ti := range g.Targets {
+		ii := uint32(len(w.insts))
+		w.insts = append(w.insts, instance{client: id, target: uint16(ti), firstConn: uint32(len(w.conns)), nconns: uint8(len(g.Servers))})
+		for si, cp := range g.Servers {
+			cn := conn{inst: ii, cp: uint16(cp), local: uint8(si), ch: network.NewChannel(&w.cfg.Backoff, c.rng)}
+			if si == 0 {
+				cn.flags |= connPrimaryState
+				w.fx.primary[network.Idle]++
+			}
+			w.conns = append(w.conns, cn)
+		}
+	}
+}
+
+// startInstances creates the client's XdsClient instances and has each
+// watch its target's Listener.
+func (w *world) startInstances(id uint32) {
+	c := &w.clients[id]
+	g := &w.cfg.Groups[c.group]
+	if len(g.Servers) == 0 {
+		return
+	}
+	boot := xdsclient.Bootstrap{Node: &corepb.Node{Id: w.clientName(id), Cluster: g.Name}}
+	for _, cp := range g.Servers {
+		boot.Servers = append(boot.Servers, xdsclient.ServerConfig{URI: w.cfg.ControlPlanes[cp].Server.Name, Features: g.Features})
+	}
+	for ti, target := range g.Targets {
+		ii := c.firstInst + uint32(ti)
+		x, err := xdsclient.New(xdsclient.Config{
+			Target: "xds:///" + target, Bootstrap: boot, Profile: g.Profile, Rand: c.rng, AutoDone: true,
+		})
+		if err != nil {
+			panic(fmt.Sprintf("fleet: client %s: %v", w.clientName(id), err)) // the scenario was validated
+		}
+		inst := &w.insts[ii]
+		inst.xds, inst.node = x, boot.Node
+		inst.watched = append(inst.watched[:0], watch{typ: xdsclient.LDS, name: target})
+		w.xdsInput(ii, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
+	}
+}
+
+// stopInstances tears the client's instances down, as a process exit
+// does: streams end (the servers see them close), channels and timers go.
+func (w *world) stopInstances(id uint32) {
+	c := &w.clients[id]
+	g := &w.cfg.Groups[c.group]
+	for ti := range g.Targets {
+		if len(g.Servers) == 0 {
+			break
+		}
+		ii := c.firstInst + uint32(ti)
+		inst := &w.insts[ii]
+		for k := uint32(0); k < uint32(inst.nconns); k++ {
+			w.resetChannel(inst.firstConn + k)
+		}
+		for _, s := range inst.timers {
+			w.timers.free(s)
+		}
+		inst.timers = inst.timers[:0]
+		if inst.fallback {
+			w.fx.onFallback--
+		}
+		if inst.complete {
+			w.fx.complete--
+		}
+		inst.fallback, inst.complete, inst.xds = false, false, nil
+	}
+}
+
+func (w *world) now() time.Duration { return time.Duration(w.kernel.Now()) }
+
+// effectQueue holds XdsClient effects not yet carried out. Carrying one
+// out may feed the instance (or another) an input whose effects join the
+// queue, so they are carried out in order without recursion.
+type effectQueue struct {
+	items    []queuedEffect
+	draining bool
+}
+
+type queuedEffect struct {
+	inst uint32
+	e    xdsclient.Effect
+}
+
+// xdsInput carries out the effects an XdsClient input produced.
+func (w *world) xdsInput(ii uint32, effs []xdsclient.Effect) {
+	for _, e := range effs {
+		w.xq.items = append(w.xq.items, queuedEffect{inst: ii, e: e})
+	}
+	if w.xq.draining {
+		return
+	}
+	w.xq.draining = true
+	for i := 0; i < len(w.xq.items); i++ {
+		q := w.xq.items[i]
+		w.carryOut(q.inst, &q.e)
+	}
+	clear(w.xq.items)
+	w.xq.items = w.xq.items[:0]
+	w.xq.draining = false
+}
+
+func (w *world) carryOut(ii uint32, e *xdsclient.Effect) {
+	inst := &w.insts[ii]
+	if inst.xds == nil {
+		return // the client stopped while this effect was queued
+	}
+	ci := inst.firstConn + uint32(e.Server)
+	switch e.Kind {
+	case xdsclient.OpenStream:
+		c := &w.conns[ci]
+		c.flags &^= connWaitForReady
+		if e.WaitForReady {
+			c.flags |= connWaitForReady
+		}
+		c.flags |= connWantStream
+		w.openStream(ci)
+	case xdsclient.CloseStream:
+		// The XdsClient releases the channel (gRFC A71 revert, or no
+		// resources left on it).
+		w.resetChannel(ci)
+	case xdsclient.Send:
+		if e.Request.ErrorDetail != nil {
+			w.fx.nacksSent++
+		}
+		w.send(ci, e.Request)
+		w.xdsInput(ii, inst.xds.SendDone(w.now(), e.Server))
+	case xdsclient.ArmTimer:
+		s := w.timerSlot(ii, e.Timer)
+		w.timers.slots[s].t.Arm(w.kernel, w.kernel.Now().Add(e.Delay), s, kindXDSTimer)
+	case xdsclient.CancelTimer:
+		w.cancelTimer(ii, e.Timer)
+	case xdsclient.Notify:
+		w.notified(ii, &e.Notification)
+	case xdsclient.PauseRead:
+		// deliverToClient holds responses while ReadPaused.
+	case xdsclient.ResumeRead:
+		w.readResponses(ci)
+	}
+	w.checkFallback(ii)
+}
+
+// checkFallback follows whether the instance is on a fallback server: it
+// has an active channel to a server other than its first (gRFC A71).
+func (w *world) checkFallback(ii uint32) {
+	inst := &w.insts[ii]
+	if inst.xds == nil {
+		return
+	}
+	on := false
+	for s := 1; s < int(inst.nconns); s++ {
+		on = on || inst.xds.Metrics(s).Active
+	}
+	switch {
+	case on && !inst.fallback:
+		w.fx.fallbackSwitches++
+		w.fx.onFallback++
+	case !on && inst.fallback:
+		w.fx.fallbackReverts++
+		w.fx.onFallback--
+	}
+	inst.fallback = on
+}
+
+// notified follows a watcher callback: it keeps the instance's record of
+// which resources it has, and watches what a new resource names, as the
+// xDS resolver and dependency manager do (LDS -> RDS -> CDS -> EDS).
+func (w *world) notified(ii uint32, n *xdsclient.Notification) {
+	inst := &w.insts[ii]
+	if n.Kind != xdsclient.ResourceChanged {
+		return // an AmbientError keeps the last good resource
+	}
+	for i := range inst.watched {
+		if inst.watched[i].typ == n.Type && inst.watched[i].name == n.Name {
+			inst.watched[i].have = n.Resource != nil
+		}
+	}
+	w.rederive(ii)
+}
+
+// rederive recomputes the set of resources the instance needs from what
+// it has, watches the new ones and unwatches the ones no longer named.
+func (w *world) rederive(ii uint32) {
+	inst := &w.insts[ii]
+	for i := range inst.watched {
+		inst.watched[i].marked = i == 0 // the Listener is always needed
+	}
+	var res []xdsclient.ResourceStatus
+	get := func(t xdsclient.ResourceType, name string) *xdsclient.Decoded {
+		if res == nil {
+			res = inst.xds.Resources()
+		}
+		for i := range res {
+			if res[i].Type == t && res[i].Name == name {
+				return res[i].Resource
+			}
+		}
+		return nil
+	}
+	need := func(t xdsclient.ResourceType, name string) *xdsclient.Decoded {
+		for i := range inst.watched {
+			if inst.watched[i].typ == t && inst.watched[i].name == name {
+				inst.watched[i].marked = true
+				if !inst.watched[i].have {
+					return nil
+				}
+				return get(t, name)
+			}
+		}
+		inst.watched = append(inst.watched, watch{typ: t, name: name, marked: true})
+		w.xdsInput(ii, inst.xds.Watch(w.now(), t, name, watcherID))
+		return get(t, name)
+	}
+	complete := false
+	if lis := need(xdsclient.LDS, inst.watched[0].name); lis != nil {
+		clusters := lis.Clusters
+		routeOK := true
+		if lis.RouteConfigName != "" {
+			rc := need(xdsclient.RDS, lis.RouteConfigName)
+			routeOK = rc != nil
+			clusters = nil
+			if rc != nil {
+				clusters = rc.Clusters
+			}
+		}
+		complete = routeOK && len(clusters) > 0
+		for _, name := range clusters {
+			cl := need(xdsclient.CDS, name)
+			if cl == nil {
+				complete = false
+				continue
+			}
+			eds := cl.EDSServiceName
+			if eds == "" {
+				eds = name
+			}
+			if need(xdsclient.EDS, eds) == nil {
+				complete = false
+			}
+		}
+	}
+	kept := inst.watched[:0]
+	for _, wt := range inst.watched {
+		if wt.marked {
+			kept = append(kept, wt)
+			continue
+		}
+		w.xdsInput(ii, inst.xds.Unwatch(w.now(), wt.typ, wt.name, watcherID))
+	}
+	inst.watched = kept
+	if complete != inst.complete {
+		inst.complete = complete
+		if complete {
+			w.fx.complete++
+		} else {
+			w.fx.complete--
+		}
+	}
+}
+
+// timerSlots are the kernel timers behind XdsClient timers. Each armed
+// timer has a slot; the slot's index is the kernel event's Entity.
+type timerSlots struct {
+	slots []timerSlot
+	free_ []uint32
+}
+
+type timerSlot struct {
+	inst uint32
+	id   xdsclient.TimerID
+	t    sim.Timer
+}
+
+func (ts *timerSlots) alloc(ii uint32, id xdsclient.TimerID) uint32 {
+	if n := len(ts.free_); n > 0 {
+		s := ts.free_[n-1]
+		ts.free_ = ts.free_[:n-1]
+		ts.slots[s].inst, ts.slots[s].id = ii, id
+		return s
+	}
+	ts.slots = append(ts.slots, timerSlot{inst: ii, id: id})
+	return uint32(len(ts.slots) - 1)
+}
+
+func (ts *timerSlots) free(s uint32) {
+	ts.slots[s].t.Stop()
+	ts.slots[s].id = xdsclient.TimerID{}
+	ts.free_ = append(ts.free_, s)
+}
+
+// timerSlot returns the slot of the instance's timer id, allocating one.
+func (w *world) timerSlot(ii uint32, id xdsclient.TimerID) uint32 {
+	inst := &w.insts[ii]
+	for _, s := range inst.timers {
+		if w.timers.slots[s].id == id {
+			return s
+		}
+	}
+	s := w.timers.alloc(ii, id)
+	inst.timers = append(inst.timers, s)
+	return s
+}
+
+func (w *world) cancelTimer(ii uint32, id xdsclient.TimerID) {
+	inst := &w.insts[ii]
+	for i, s := range inst.timers {
+		if w.timers.slots[s].id == id {
+			w.timers.free(s)
+			inst.timers = append(inst.timers[:i], inst.timers[i+1:]...)
+			return
+		}
+	}
+}
+
+func (w *world) xdsTimerFired(ev sim.Event) {
+	s := ev.Entity
+	slot := &w.timers.slots[s]
+	if !slot.t.Fire(ev) {
+		return
+	}
+	ii, id := slot.inst, slot.id
+	w.cancelTimer(ii, id)
+	inst := &w.insts[ii]
+	if inst.xds == nil {
+		return
+	}
+	if id.Kind == xdsclient.ResourceTimer {
+		w.fx.resourceTimerFired++
+	}
+	w.xdsInput(ii, inst.xds.TimerFired(w.now(), id))
+}
+
+// decodeCache decodes and validates each resource once: servers share one
+// *anypb.Any per (server, resource, version), so every client that
+// receives it shares one *xdsclient.Decoded (DESIGN.md, "Immutable data
+// is shared").
+type decodeCache map[*anypb.Any]*xdsclient.Decoded
+
+func (dc decodeCache) response(resp *discoverypb.DiscoveryResponse) *xdsclient.DecodedResponse {
+	return xdsclient.DecodeResponseWith(resp, func(t xdsclient.ResourceType, raw *anypb.Any) *xdsclient.Decoded {
+		d, ok := dc[raw]
+		if !ok {
+			d = xdsclient.Decode(t, raw)
+			dc[raw] = d
+		}
+		return d
+	})
+}

@@ -1,0 +1,505 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// Network is the network between clients and servers: the link latency
+// and the channels' connection backoff (grpc doc/connection-backoff.md).
+type Network struct {
+	// Latency is the one-way latency of a client-server link.
+	Latency Dist `toml:"latency"`
+	// The connection backoff of every channel to a management server.
+	InitialBackoff    time.Duration `toml:"initial_backoff"`
+	Multiplier        float64       `toml:"multiplier"`
+	Jitter            float64       `toml:"jitter"`
+	MaxBackoff        time.Duration `toml:"max_backoff"`
+	MinConnectTimeout time.Duration `toml:"min_connect_timeout"`
+	// BackoffSchedule is how the delay is measured: grpc-go (from the
+	// failure), spec (from the attempt's start, as the doc says) or
+	// grpc-core (the doc, with the first delay jittered too).
+	BackoffSchedule string `toml:"backoff_schedule"`
+}
+
+// Dist is a distribution of durations, written as an inline table:
+// { dist = "constant", value = "1ms" }, { dist = "uniform", min, max },
+// { dist = "exponential", mean }, { dist = "lognormal", median, p99 }.
+type Dist struct {
+	Dist   string        `toml:"dist,omitempty,omitzero"`
+	Value  time.Duration `toml:"value,omitempty,omitzero"`
+	Min    time.Duration `toml:"min,omitempty,omitzero"`
+	Max    time.Duration `toml:"max,omitempty,omitzero"`
+	Mean   time.Duration `toml:"mean,omitempty,omitzero"`
+	Median time.Duration `toml:"median,omitempty,omitzero"`
+	P99    time.Duration `toml:"p99,omitempty,omitzero"`
+}
+
+// ControlPlane is one xDS management server, serving its services from
+// go-control-plane's cache.
+type ControlPlane struct {
+	Name string `toml:"name"`
+	// Cache is go-control-plane's cache: linear (LinearCache per type) or
+	// snapshot (SnapshotCache, ads=false).
+	Cache string `toml:"cache"`
+	// ResourceErrors makes the server send xRFC TP3 resource_errors.
+	ResourceErrors bool `toml:"resource_errors"`
+	// Workers serve requests at once; 0 means no limit.
+	Workers int `toml:"workers"`
+	// ServiceTime is how long one request takes a worker.
+	ServiceTime Dist `toml:"service_time"`
+	// MaxStreams refuses streams beyond it with RESOURCE_EXHAUSTED; 0
+	// means no limit.
+	MaxStreams int `toml:"max_streams"`
+	// Latency, if set, replaces network.latency for links to this server.
+	Latency Dist `toml:"latency"`
+	// Services are what the server serves.
+	Services []Service `toml:"service"`
+}
+
+// Service is a listener, its route, cluster and endpoints, expanded by
+// the server into real envoy resources.
+type Service struct {
+	// Name names the service and its listener (the target xds:///NAME).
+	Name string `toml:"name"`
+	// Endpoints is how many endpoints the service has.
+	Endpoints int `toml:"endpoints"`
+	// LB is the cluster's policy: round_robin, ring_hash or least_request.
+	LB string `toml:"lb"`
+	// InlineRoute puts the route in the listener instead of RDS.
+	InlineRoute bool `toml:"inline_route"`
+	// Defect makes a resource invalid from the start, so clients NACK it.
+	Defect string `toml:"defect"`
+}
+
+// Fault is a fault over a window of virtual time.
+type Fault struct {
+	// Kind: server-down, blackhole, partition, added-latency,
+	// server-restart, goaway or message-loss.
+	Kind string `toml:"kind"`
+	// At is when it starts; Duration how long it lasts (0: to the end).
+	At       time.Duration `toml:"at"`
+	Duration time.Duration `toml:"duration"`
+	// Servers it affects, by name; empty: every server.
+	Servers []string `toml:"servers"`
+	// Groups and Fraction choose the clients it affects; empty and 0:
+	// every client.
+	Groups   []string `toml:"groups"`
+	Fraction float64  `toml:"fraction"`
+	// Latency is what added-latency adds, one way.
+	Latency time.Duration `toml:"latency"`
+	// Probability is message-loss's chance per message.
+	Probability float64 `toml:"probability"`
+}
+
+// Change is a config change on the control planes.
+type Change struct {
+	At time.Duration `toml:"at"`
+	// Servers it applies to, by name; empty: every server with the service.
+	Servers []string `toml:"servers"`
+	// Action: delete_service, restore_service, publish_invalid,
+	// scale_endpoints, drain_endpoints or set_health.
+	Action  string `toml:"action"`
+	Service string `toml:"service"`
+	// Defect is what publish_invalid breaks.
+	Defect string `toml:"defect"`
+	// Count and First say which endpoints scale_endpoints, drain_endpoints
+	// and set_health act on; Health is set_health's new status.
+	Count  int    `toml:"count"`
+	First  int    `toml:"first"`
+	Health string `toml:"health"`
+}
+
+func (n *Network) setDefaults() {
+	b := network.DefaultBackoffConfig()
+	n.Latency = Dist{Dist: "constant", Value: time.Millisecond}
+	n.InitialBackoff, n.Multiplier, n.Jitter = b.InitialBackoff, b.Multiplier, b.Jitter
+	n.MaxBackoff, n.MinConnectTimeout = b.MaxBackoff, b.MinConnectTimeout
+	n.BackoffSchedule = "grpc-go"
+}
+
+func (cp *ControlPlane) setDefaults() {
+	cp.Cache = "linear"
+	cp.ServiceTime = Dist{Dist: "constant"}
+}
+
+func (s *Service) setDefaults() {
+	s.Endpoints = 3
+	s.LB = "round_robin"
+}
+
+// normalize keeps only the fields the distribution uses, so that a
+// default's value does not linger beside what the user wrote.
+func (d *Dist) normalize() {
+	keep := *d
+	*d = Dist{Dist: keep.Dist}
+	switch keep.Dist {
+	case "constant":
+		d.Value = keep.Value
+	case "uniform":
+		d.Min, d.Max = keep.Min, keep.Max
+	case "exponential":
+		d.Mean = keep.Mean
+	case "lognormal":
+		d.Median, d.P99 = keep.Median, keep.P99
+	default:
+		*d = keep // invalid: validation reports it as written
+	}
+}
+
+// resolveXDS fills the xDS defaults that depend on the rest.
+func (s *Scenario) resolveXDS() {
+	s.Network.Latency.normalize()
+	for i := range s.ControlPlanes {
+		s.ControlPlanes[i].ServiceTime.normalize()
+		s.ControlPlanes[i].Latency.normalize()
+	}
+	for i := range s.Faults {
+		f := &s.Faults[i]
+		if f.Servers == nil {
+			f.Servers = []string{}
+		}
+		if f.Groups == nil {
+			f.Groups = []string{}
+		}
+	}
+	for i := range s.Changes {
+		if s.Changes[i].Servers == nil {
+			s.Changes[i].Servers = []string{}
+		}
+	}
+}
+
+var backoffSchedules = map[string]network.BackoffSchedule{
+	"grpc-go": network.ScheduleGRPCGo, "spec": network.ScheduleSpec, "grpc-core": network.ScheduleCore,
+}
+
+var serverFeatures = []string{"ignore_resource_deletion", "fail_on_data_errors", "resource_timer_is_transient_error"}
+
+var faultKinds = map[string]network.FaultKind{
+	"server-down": network.ServerDown, "blackhole": network.Blackhole, "partition": network.Partition,
+	"added-latency": network.AddedLatency, "server-restart": network.ServerRestart, "goaway": network.GoAway,
+	"message-loss": network.MessageLoss,
+}
+
+// oneOf says "expected one of a, b, c" over a map's sorted keys.
+func oneOf[V any](m map[string]V) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return "expected one of: " + strings.Join(keys, ", ")
+}
+
+// dist converts and checks a Dist at path; allowZero allows a constant 0.
+func (c *checker) dist(path string, d Dist, allowZero bool) sim.Dist {
+	used := map[string][]string{
+		"constant": {"value"}, "uniform": {"min", "max"}, "exponential": {"mean"}, "lognormal": {"median", "p99"},
+	}
+	keys, ok := used[d.Dist]
+	if !c.check(ok, path+".dist", "%s, found %q", oneOf(used), d.Dist) {
+		return sim.Dist{}
+	}
+	for _, k := range []string{"value", "min", "max", "mean", "median", "p99"} {
+		c.check(slices.Contains(keys, k) || !c.given(path+"."+k), path+"."+k,
+			"is not used by dist = %q (it takes %s)", d.Dist, strings.Join(keys, " and "))
+	}
+	switch d.Dist {
+	case "constant":
+		if c.check(d.Value > 0 || allowZero && d.Value == 0, path+".value", "expected a duration > 0, found %s", d.Value) {
+			return sim.Constant(d.Value)
+		}
+	case "uniform":
+		if c.check(d.Min >= 0 && d.Max >= d.Min && d.Max > 0, path+".max", "expected 0 <= min <= max and max > 0, found min %s, max %s", d.Min, d.Max) {
+			return sim.UniformDist(d.Min, d.Max)
+		}
+	case "exponential":
+		if c.check(d.Mean > 0, path+".mean", "expected a duration > 0, found %s", d.Mean) {
+			return sim.Exponential(d.Mean)
+		}
+	case "lognormal":
+		if c.check(d.Median > 0 && d.P99 >= d.Median, path+".p99", "expected 0 < median <= p99, found median %s, p99 %s", d.Median, d.P99) {
+			return sim.LogNormal(d.Median, d.P99)
+		}
+	}
+	return sim.Dist{}
+}
+
+func (s *Scenario) controlPlaneIndex(name string) int {
+	for i, cp := range s.ControlPlanes {
+		if cp.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Scenario) controlPlaneNames() string {
+	var n []string
+	for _, cp := range s.ControlPlanes {
+		n = append(n, cp.Name)
+	}
+	if len(n) == 0 {
+		return "none are declared: add a [[control_plane]]"
+	}
+	return strings.Join(n, ", ")
+}
+
+// validateXDS checks the network, control planes, faults and changes.
+func (s *Scenario) validateXDS(c *checker) {
+	n := s.Network
+	c.dist("network.latency", n.Latency, false)
+	c.check(n.InitialBackoff > 0, "network.initial_backoff", "expected a duration > 0, found %s", n.InitialBackoff)
+	c.check(n.Multiplier >= 1, "network.multiplier", "expected a number >= 1, found %v", n.Multiplier)
+	c.check(n.Jitter >= 0 && n.Jitter < 1, "network.jitter", "expected a number in [0, 1), found %v", n.Jitter)
+	c.check(n.MaxBackoff >= n.InitialBackoff, "network.max_backoff", "expected at least initial_backoff (%s), found %s", n.InitialBackoff, n.MaxBackoff)
+	c.check(n.MinConnectTimeout > 0, "network.min_connect_timeout", "expected a duration > 0, found %s", n.MinConnectTimeout)
+	_, ok := backoffSchedules[n.BackoffSchedule]
+	c.check(ok, "network.backoff_schedule", "%s, found %q", oneOf(backoffSchedules), n.BackoffSchedule)
+
+	names := map[string]int{}
+	for i, cp := range s.ControlPlanes {
+		p := fmt.Sprintf("control_plane[%d]", i)
+		if j, dup := names[cp.Name]; dup {
+			c.check(false, p+".name", "control plane name %q is already used by control_plane[%d]", cp.Name, j)
+		}
+		names[cp.Name] = i
+		c.check(namePattern.MatchString(cp.Name), p+".name", "expected a name of lowercase letters, digits, '.', '-' and '_', found %q", cp.Name)
+		_, err := controlplane.ParseCacheKind(cp.Cache)
+		c.check(err == nil, p+".cache", "expected linear or snapshot, found %q", cp.Cache)
+		c.check(cp.Workers >= 0, p+".workers", "expected a number >= 0 (0: no limit), found %d", cp.Workers)
+		c.check(cp.MaxStreams >= 0, p+".max_streams", "expected a number >= 0 (0: no limit), found %d", cp.MaxStreams)
+		c.dist(p+".service_time", cp.ServiceTime, true)
+		if cp.Latency.Dist != "" {
+			c.dist(p+".latency", cp.Latency, false)
+		}
+		svcs := map[string]bool{}
+		for j, svc := range cp.Services {
+			q := fmt.Sprintf("%s.service[%d]", p, j)
+			c.check(!svcs[svc.Name], q+".name", "service %q is already declared on %s", svc.Name, cp.Name)
+			svcs[svc.Name] = true
+			c.check(svc.Name != "", q+".name", "is required: the service's name, which is its listener and target")
+			c.check(svc.Endpoints >= 0, q+".endpoints", "expected a number >= 0, found %d", svc.Endpoints)
+			_, err := controlplane.ParseLBPolicy(svc.LB)
+			c.check(err == nil, q+".lb", "expected round_robin, ring_hash or least_request, found %q", svc.LB)
+			if svc.Defect != "" {
+				_, err := controlplane.ParseDefect(svc.Defect)
+				c.check(err == nil, q+".defect", "%v", err)
+			}
+		}
+	}
+
+	for i, f := range s.Faults {
+		p := fmt.Sprintf("fault[%d]", i)
+		kind, ok := faultKinds[f.Kind]
+		c.check(ok, p+".kind", "%s, found %q", oneOf(faultKinds), f.Kind)
+		c.check(f.At >= 0 && f.At < s.Duration, p+".at", "expected a time from 0s to before the end of the run (%s), found %s", s.Duration, f.At)
+		c.check(f.Duration >= 0, p+".duration", "expected a duration >= 0 (0: until the end of the run), found %s", f.Duration)
+		for j, name := range f.Servers {
+			c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
+		}
+		for j, name := range f.Groups {
+			c.check(slices.ContainsFunc(s.Fleet.Groups, func(g Group) bool { return g.Name == name }),
+				fmt.Sprintf("%s.groups[%d]", p, j), "no group is named %q (groups: %s)", name, groupNames(s.Fleet.Groups))
+		}
+		c.check(f.Fraction >= 0 && f.Fraction <= 1, p+".fraction", "expected a fraction in [0, 1] (0: every client), found %v", f.Fraction)
+		switch kind {
+		case network.Partition:
+			c.check(len(f.Groups) > 0 || f.Fraction > 0, p+".kind", "a partition cuts off some clients: name groups or a fraction")
+		case network.ServerDown, network.ServerRestart:
+			c.check(len(f.Groups) == 0 && f.Fraction == 0, p+".kind", "a %s affects every client: remove groups and fraction", f.Kind)
+		case network.AddedLatency:
+			c.check(f.Latency > 0, p+".latency", "added-latency needs latency > 0, found %s", f.Latency)
+		case network.MessageLoss:
+			c.check(f.Probability > 0 && f.Probability <= 1, p+".probability", "message-loss needs a probability in (0, 1], found %v", f.Probability)
+		}
+		c.check(kind == network.AddedLatency || !c.given(p+".latency"), p+".latency", "is only used by kind = \"added-latency\"")
+		c.check(kind == network.MessageLoss || !c.given(p+".probability"), p+".probability", "is only used by kind = \"message-loss\"")
+	}
+
+	for i, ch := range s.Changes {
+		p := fmt.Sprintf("change[%d]", i)
+		action, err := fleet.ParseChangeAction(ch.Action)
+		c.check(err == nil, p+".action", "%v", err)
+		c.check(ch.At >= 0 && ch.At < s.Duration, p+".at", "expected a time from 0s to before the end of the run (%s), found %s", s.Duration, ch.At)
+		servers := ch.Servers
+		for j, name := range servers {
+			c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
+		}
+		if len(servers) == 0 {
+			for _, cp := range s.ControlPlanes {
+				servers = append(servers, cp.Name)
+			}
+		}
+		found := false
+		for _, name := range servers {
+			if k := s.controlPlaneIndex(name); k >= 0 {
+				found = found || slices.ContainsFunc(s.ControlPlanes[k].Services, func(sv Service) bool { return sv.Name == ch.Service })
+			}
+		}
+		c.check(found, p+".service", "no control plane it applies to serves a service named %q", ch.Service)
+		c.check(action == fleet.PublishInvalid || !c.given(p+".defect"), p+".defect", "is only used by action = \"publish_invalid\"")
+		if action == fleet.PublishInvalid {
+			_, err := controlplane.ParseDefect(ch.Defect)
+			c.check(err == nil && ch.Defect != "none", p+".defect", "publish_invalid needs a defect: %s", strings.TrimPrefix(fmt.Sprint(err), "controlplane: "))
+		}
+		c.check(ch.Count >= 0, p+".count", "expected a number >= 0, found %d", ch.Count)
+		c.check(ch.First >= 0, p+".first", "expected a number >= 0, found %d", ch.First)
+		if action == fleet.SetHealth {
+			_, ok := corepb.HealthStatus_value[ch.Health]
+			c.check(ok, p+".health", "expected UNKNOWN, HEALTHY, UNHEALTHY, DRAINING, TIMEOUT or DEGRADED, found %q", ch.Health)
+		} else {
+			c.check(!c.given(p+".health"), p+".health", "is only used by action = \"set_health\"")
+		}
+	}
+}
+
+// validateGroupXDS checks a group's profile, bootstrap and targets.
+func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
+	prof, err := xdsclient.ProfileByName(g.Profile)
+	if c.check(err == nil, p+".profile", "expected grpc-go, grpc-java, grpc-core or spec, found %q", g.Profile) {
+		for _, k := range sortedKeys(g.ProfileFields) {
+			fp := joinPath(p+".profile_fields", k)
+			if !slices.Contains(xdsclient.FieldNames(), k) {
+				c.check(false, fp, "unknown profile field%s", suggest(k, xdsclient.FieldNames()))
+				continue
+			}
+			err := prof.Set(k, g.ProfileFields[k])
+			c.check(err == nil, fp, "%v", err)
+		}
+	}
+	for j, name := range g.Servers {
+		c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
+	}
+	for j, f := range g.ServerFeatures {
+		c.check(slices.Contains(serverFeatures, f), fmt.Sprintf("%s.server_features[%d]", p, j), "expected one of: %s, found %q", strings.Join(serverFeatures, ", "), f)
+	}
+	c.check(len(g.Servers) > 0 || len(g.Targets) == 0, p+".targets", "targets need servers to get them from")
+	for j, t := range g.Targets {
+		c.check(t != "", fmt.Sprintf("%s.targets[%d]", p, j), "expected a listener name, found \"\"")
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (d Dist) sim() sim.Dist {
+	switch d.Dist {
+	case "uniform":
+		return sim.UniformDist(d.Min, d.Max)
+	case "exponential":
+		return sim.Exponential(d.Mean)
+	case "lognormal":
+		return sim.LogNormal(d.Median, d.P99)
+	default:
+		return sim.Constant(d.Value)
+	}
+}
+
+// FleetConfig returns the world to build for this (valid) scenario.
+func (s *Scenario) FleetConfig() fleet.Config {
+	n := s.Network
+	cfg := fleet.Config{
+		Name:           s.Name,
+		Description:    s.Description,
+		Seed:           s.Seed,
+		Duration:       s.Duration,
+		SampleInterval: s.SampleInterval,
+		Backoff: network.BackoffConfig{InitialBackoff: n.InitialBackoff, Multiplier: n.Multiplier, Jitter: n.Jitter,
+			MaxBackoff: n.MaxBackoff, MinConnectTimeout: n.MinConnectTimeout, Schedule: backoffSchedules[n.BackoffSchedule]},
+		Link:     network.LinkConfig{Latency: n.Latency.sim()},
+		Resolved: s.TOML(),
+	}
+	for _, cp := range s.ControlPlanes {
+		cache, _ := controlplane.ParseCacheKind(cp.Cache)
+		out := fleet.ControlPlane{Server: controlplane.Config{
+			Name: cp.Name, Cache: cache, ResourceErrors: cp.ResourceErrors,
+			Capacity: controlplane.Capacity{Workers: cp.Workers, ServiceTime: cp.ServiceTime.sim(), MaxStreams: cp.MaxStreams},
+		}}
+		if cp.Latency.Dist != "" {
+			out.Link = &network.LinkConfig{Latency: cp.Latency.sim()}
+		}
+		for _, svc := range cp.Services {
+			lb, _ := controlplane.ParseLBPolicy(svc.LB)
+			d := controlplane.NoDefect
+			if svc.Defect != "" {
+				d, _ = controlplane.ParseDefect(svc.Defect)
+			}
+			out.Server.Services = append(out.Server.Services, controlplane.Service{
+				Name: svc.Name, EndpointCount: svc.Endpoints, LB: lb, InlineRoute: svc.InlineRoute, Defect: d,
+			})
+		}
+		cfg.ControlPlanes = append(cfg.ControlPlanes, out)
+	}
+	groupIndex := map[string]int{}
+	for gi, g := range s.Fleet.Groups {
+		groupIndex[g.Name] = gi
+		prof, _ := xdsclient.ProfileByName(g.Profile)
+		for _, k := range sortedKeys(g.ProfileFields) {
+			_ = prof.Set(k, g.ProfileFields[k]) // validated
+		}
+		fg := fleet.Group{Name: g.Name, Clients: g.Clients, StartAt: g.StartAt, StartSpread: g.StartSpread,
+			Profile: prof, Targets: g.Targets}
+		for _, name := range g.Servers {
+			fg.Servers = append(fg.Servers, s.controlPlaneIndex(name))
+		}
+		for _, f := range g.ServerFeatures {
+			switch f {
+			case "ignore_resource_deletion":
+				fg.Features.IgnoreResourceDeletion = true
+			case "fail_on_data_errors":
+				fg.Features.FailOnDataErrors = true
+			case "resource_timer_is_transient_error":
+				fg.Features.ResourceTimerIsTransientError = true
+			}
+		}
+		cfg.Groups = append(cfg.Groups, fg)
+	}
+	for _, r := range s.Fleet.Restarts {
+		cfg.Restarts = append(cfg.Restarts, fleet.Restart(r))
+	}
+	for _, f := range s.Faults {
+		nf := network.Fault{Kind: faultKinds[f.Kind], Start: sim.Time(0).Add(f.At), Duration: f.Duration,
+			Fraction: f.Fraction, Latency: f.Latency, Probability: f.Probability}
+		if f.Duration == 0 {
+			nf.Duration = network.Forever
+		}
+		for _, name := range f.Servers {
+			nf.Servers = append(nf.Servers, s.controlPlaneIndex(name))
+		}
+		for _, name := range f.Groups {
+			nf.Groups = append(nf.Groups, groupIndex[name])
+		}
+		cfg.Faults = append(cfg.Faults, nf)
+	}
+	for _, ch := range s.Changes {
+		action, _ := fleet.ParseChangeAction(ch.Action)
+		fc := fleet.Change{At: ch.At, Action: action, Service: ch.Service, Count: ch.Count, First: ch.First,
+			Health: corepb.HealthStatus(corepb.HealthStatus_value[ch.Health])}
+		if action == fleet.PublishInvalid {
+			fc.Defect, _ = controlplane.ParseDefect(ch.Defect)
+		}
+		for _, name := range ch.Servers {
+			fc.Servers = append(fc.Servers, s.controlPlaneIndex(name))
+		}
+		cfg.Changes = append(cfg.Changes, fc)
+	}
+	return cfg
+}
