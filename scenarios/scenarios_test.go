@@ -254,7 +254,7 @@ func TestOpenFindsFilesAndLibraryNames(t *testing.T) {
 	}{
 		{ref: "default"},
 		{ref: "library/nope.toml", wantErr: "library/nope.toml: no such scenario file"},
-		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: default`},
+		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: cp-restart, default)`},
 		{ref: "missing.toml", wantErr: "missing.toml: no such scenario file"},
 	}
 	for _, tt := range tests {

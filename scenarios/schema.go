@@ -63,6 +63,8 @@ type Group struct {
 	Servers []string `toml:"servers"`
 	// ServerFeatures are the server_features of every bootstrap server.
 	ServerFeatures []string `toml:"server_features"`
+	// Latency, if set, replaces the link latency of this group's clients.
+	Latency Dist `toml:"latency"`
 	// Targets are the listener names the clients have channels to
 	// (xds:///NAME); they default to every service of the first server.
 	Targets []string `toml:"targets"`

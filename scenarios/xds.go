@@ -97,9 +97,9 @@ type Fault struct {
 	Groups   []string `toml:"groups"`
 	Fraction float64  `toml:"fraction"`
 	// Latency is what added-latency adds, one way.
-	Latency time.Duration `toml:"latency"`
+	Latency time.Duration `toml:"latency,omitzero"`
 	// Probability is message-loss's chance per message.
-	Probability float64 `toml:"probability"`
+	Probability float64 `toml:"probability,omitzero"`
 }
 
 // Change is a config change on the control planes.
@@ -112,12 +112,12 @@ type Change struct {
 	Action  string `toml:"action"`
 	Service string `toml:"service"`
 	// Defect is what publish_invalid breaks.
-	Defect string `toml:"defect"`
+	Defect string `toml:"defect,omitempty"`
 	// Count and First say which endpoints scale_endpoints, drain_endpoints
 	// and set_health act on; Health is set_health's new status.
 	Count  int    `toml:"count"`
 	First  int    `toml:"first"`
-	Health string `toml:"health"`
+	Health string `toml:"health,omitempty"`
 }
 
 func (n *Network) setDefaults() {
@@ -160,6 +160,9 @@ func (d *Dist) normalize() {
 // resolveXDS fills the xDS defaults that depend on the rest.
 func (s *Scenario) resolveXDS() {
 	s.Network.Latency.normalize()
+	for i := range s.Fleet.Groups {
+		s.Fleet.Groups[i].Latency.normalize()
+	}
 	for i := range s.ControlPlanes {
 		s.ControlPlanes[i].ServiceTime.normalize()
 		s.ControlPlanes[i].Latency.normalize()
@@ -183,6 +186,8 @@ func (s *Scenario) resolveXDS() {
 var backoffSchedules = map[string]network.BackoffSchedule{
 	"grpc-go": network.ScheduleGRPCGo, "spec": network.ScheduleSpec, "grpc-core": network.ScheduleCore,
 }
+
+const defectNames = "one of: cluster-lb-policy, endpoint-zero-weight, route-retry, listener-no-router"
 
 var serverFeatures = []string{"ignore_resource_deletion", "fail_on_data_errors", "resource_timer_is_transient_error"}
 
@@ -212,8 +217,9 @@ func (c *checker) dist(path string, d Dist, allowZero bool) sim.Dist {
 		return sim.Dist{}
 	}
 	for _, k := range []string{"value", "min", "max", "mean", "median", "p99"} {
-		c.check(slices.Contains(keys, k) || !c.given(path+"."+k), path+"."+k,
-			"is not used by dist = %q (it takes %s)", d.Dist, strings.Join(keys, " and "))
+		if !slices.Contains(keys, k) && c.given(path+"."+k) {
+			c.p.keyError(path+"."+k, "is not used by dist = %q (it takes %s)", d.Dist, strings.Join(keys, " and "))
+		}
 	}
 	switch d.Dist {
 	case "constant":
@@ -295,7 +301,7 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(err == nil, q+".lb", "expected round_robin, ring_hash or least_request, found %q", svc.LB)
 			if svc.Defect != "" {
 				_, err := controlplane.ParseDefect(svc.Defect)
-				c.check(err == nil, q+".defect", "%v", err)
+				c.check(err == nil, q+".defect", "expected %s, found %q", defectNames, svc.Defect)
 			}
 		}
 	}
@@ -351,8 +357,9 @@ func (s *Scenario) validateXDS(c *checker) {
 		c.check(found, p+".service", "no control plane it applies to serves a service named %q", ch.Service)
 		c.check(action == fleet.PublishInvalid || !c.given(p+".defect"), p+".defect", "is only used by action = \"publish_invalid\"")
 		if action == fleet.PublishInvalid {
-			_, err := controlplane.ParseDefect(ch.Defect)
-			c.check(err == nil && ch.Defect != "none", p+".defect", "publish_invalid needs a defect: %s", strings.TrimPrefix(fmt.Sprint(err), "controlplane: "))
+			d, err := controlplane.ParseDefect(ch.Defect)
+			c.check(err == nil && d != controlplane.NoDefect, p+".defect",
+				"publish_invalid needs a defect: %s, found %q", defectNames, ch.Defect)
 		}
 		c.check(ch.Count >= 0, p+".count", "expected a number >= 0, found %d", ch.Count)
 		c.check(ch.First >= 0, p+".first", "expected a number >= 0, found %d", ch.First)
@@ -372,12 +379,15 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 		for _, k := range sortedKeys(g.ProfileFields) {
 			fp := joinPath(p+".profile_fields", k)
 			if !slices.Contains(xdsclient.FieldNames(), k) {
-				c.check(false, fp, "unknown profile field%s", suggest(k, xdsclient.FieldNames()))
+				c.p.keyError(fp, "unknown profile field%s", suggest(k, xdsclient.FieldNames()))
 				continue
 			}
 			err := prof.Set(k, g.ProfileFields[k])
 			c.check(err == nil, fp, "%v", err)
 		}
+	}
+	if g.Latency.Dist != "" {
+		c.dist(p+".latency", g.Latency, false)
 	}
 	for j, name := range g.Servers {
 		c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
@@ -457,6 +467,9 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		}
 		fg := fleet.Group{Name: g.Name, Clients: g.Clients, StartAt: g.StartAt, StartSpread: g.StartSpread,
 			Profile: prof, Targets: g.Targets}
+		if g.Latency.Dist != "" {
+			fg.Link = &network.LinkConfig{Latency: g.Latency.sim()}
+		}
 		for _, name := range g.Servers {
 			fg.Servers = append(fg.Servers, s.controlPlaneIndex(name))
 		}

@@ -14,9 +14,7 @@
 // a kind chosen by the world, so scheduling one allocates nothing.
 package sim
 
-import (
-	"time"
-)
+import "time"
 
 // Time is a point in virtual time: the nanoseconds elapsed since the start
 // of a run. The zero Time is the start of the run.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xdssim/xdssim/scenarios"
 )
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -131,8 +133,13 @@ func TestValidatePrintsTheResolvedScenario(t *testing.T) {
 
 func TestListPrintsEachLibraryScenarioWithItsDescription(t *testing.T) {
 	code, stdout, _ := runMain(t, "list")
-	if code != exitOK || !strings.Contains(stdout, "default ") || !strings.Contains(stdout, "300 clients") {
-		t.Errorf("exit %d, list output:\n%s", code, stdout)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, e := range scenarios.Library() {
+		if !strings.Contains(stdout, e.Name+" ") || !strings.Contains(stdout, e.Description) {
+			t.Errorf("list output lacks %s and its description:\n%s", e.Name, stdout)
+		}
 	}
 }
 

@@ -75,6 +75,9 @@ type Group struct {
 	Servers []int
 	// Features are the server_features of every bootstrap server.
 	Features xdsclient.ServerFeatures
+	// Link, if set, replaces the server's (or Config.Link) for this
+	// group's connections.
+	Link *network.LinkConfig
 	// Targets are the data-plane targets each client has a channel to:
 	// each is the name of a Listener (xds:///NAME), with an XdsClient
 	// instance of its own.

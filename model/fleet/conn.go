@@ -80,7 +80,12 @@ func serverStream(ci uint32, id network.StreamID) controlplane.StreamID {
 	return controlplane.StreamID(uint64(ci)<<32 | uint64(id.Gen))
 }
 
+// link is the link of a connection: its group's, else its server's, else
+// the network's.
 func (w *world) link(c *conn) *network.LinkConfig {
+	if l := w.cfg.Groups[w.connClient(c).group].Link; l != nil {
+		return l
+	}
 	if l := w.cfg.ControlPlanes[c.cp].Link; l != nil {
 		return l
 	}

@@ -43,6 +43,8 @@ const (
 	cpNewStreams
 	cpRequests
 	cpResponses
+	cpACKs
+	cpNACKs
 	cpQueue
 	cpLatencyP99
 	numServerSeries
@@ -77,6 +79,8 @@ func (w *world) buildSeries() {
 			s(p+"new_streams", t+"new ADS streams per second", "streams/s"),
 			s(p+"requests", t+"DiscoveryRequests per second", "requests/s"),
 			s(p+"responses", t+"DiscoveryResponses per second", "responses/s"),
+			s(p+"acks", t+"ACKs per second", "ACKs/s"),
+			s(p+"nacks", t+"NACKs per second", "NACKs/s"),
 			s(p+"queue_depth", t+"requests waiting for a worker", "requests"),
 			s(p+"latency_p99", t+"response latency p99 (queue + service)", "ms"),
 		)
@@ -113,6 +117,9 @@ func (w *world) takeSample(t sim.Time) {
 		add(idx[cpNewStreams], smp.NewStreamsPerSec)
 		add(idx[cpRequests], smp.RequestsPerSec)
 		add(idx[cpResponses], smp.ResponsesPerSec)
+		perSec := 1 / w.cfg.SampleInterval.Seconds()
+		add(idx[cpACKs], float64(smp.ACKs)*perSec)
+		add(idx[cpNACKs], float64(smp.NACKs)*perSec)
 		add(idx[cpQueue], float64(smp.QueueDepth))
 		add(idx[cpLatencyP99], float64(smp.LatencyP99.Microseconds())/1000)
 	}

@@ -107,3 +107,20 @@ func TestXDSRunIsDeterministic(t *testing.T) {
 		t.Error("two runs with the same seed differ")
 	}
 }
+
+func TestGroupLatencyReplacesTheServersLink(t *testing.T) {
+	cfg := xdsConfig(20, xdsclient.GRPCGo())
+	cfg.Groups[0].StartSpread = 0
+	far := cfg.Groups[0]
+	far.Name, far.Link = "far", &network.LinkConfig{Latency: sim.Constant(2 * time.Second)}
+	cfg.Groups = append(cfg.Groups, far)
+	r := run(t, cfg)
+	// Near clients have all four resources within a few 5 ms round trips;
+	// far ones need two round trips to connect and one per resource.
+	if got := value(t, r, "xds.config_complete", 5*time.Second); got != 20 {
+		t.Errorf("complete at 5s = %v, want only the 20 near clients", got)
+	}
+	if got := value(t, r, "xds.config_complete", 60*time.Second); got != 40 {
+		t.Errorf("complete at 60s = %v, want all 40", got)
+	}
+}

@@ -1,0 +1,131 @@
+package scenarios
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+const withServers = `[[control_plane]]
+name = "primary"
+[[control_plane.service]]
+name = "echo"
+[[control_plane]]
+name = "fallback"
+[[fleet.group]]
+clients = 3
+`
+
+func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{
+			name: "unknown profile",
+			doc:  withServers + "profile = \"grpc-rust\"\n",
+			want: []string{`s.toml:9:11: fleet.group[0].profile: expected grpc-go, grpc-java, grpc-core or spec, found "grpc-rust"`},
+		},
+		{
+			name: "misspelled profile field",
+			doc:  withServers + "profile_fields = { pre_a57_timr = true }\n",
+			want: []string{`s.toml:9:20: fleet.group[0].profile_fields.pre_a57_timr: unknown profile field "pre_a57_timr" (did you mean "pre_a57_timer"?)`},
+		},
+		{
+			name: "bootstrap names a server that does not exist",
+			doc:  withServers + "servers = [\"primary\", \"secondary\"]\n",
+			want: []string{`s.toml:9:23: fleet.group[0].servers[1]: no control plane is named "secondary" (control planes: primary, fallback)`},
+		},
+		{
+			name: "unknown server feature",
+			doc:  withServers + "server_features = [\"ignore_resource_deletions\"]\n",
+			want: []string{`s.toml:9:20: fleet.group[0].server_features[0]: expected one of: ignore_resource_deletion, fail_on_data_errors, resource_timer_is_transient_error, found "ignore_resource_deletions"`},
+		},
+		{
+			name: "distribution key the distribution does not use",
+			doc:  "[network]\nlatency = { dist = \"constant\", value = \"1ms\", p99 = \"5ms\" }\n" + withServers,
+			want: []string{`s.toml:2:47: network.latency.p99: is not used by dist = "constant" (it takes value)`},
+		},
+		{
+			name: "lognormal with p99 below the median",
+			doc:  "[network]\nlatency = { dist = \"lognormal\", median = \"5ms\", p99 = \"1ms\" }\n" + withServers,
+			want: []string{`s.toml:2:55: network.latency.p99: expected 0 < median <= p99, found median 5ms, p99 1ms`},
+		},
+		{
+			name: "partition that selects no clients",
+			doc:  withServers + "[[fault]]\nkind = \"partition\"\nat = \"1s\"\n",
+			want: []string{`s.toml:10:8: fault[0].kind: a partition cuts off some clients: name groups or a fraction`},
+		},
+		{
+			name: "unknown fault kind",
+			doc:  withServers + "[[fault]]\nkind = \"outage\"\n",
+			want: []string{`s.toml:10:8: fault[0].kind: expected one of: added-latency, blackhole, goaway, message-loss, partition, server-down, server-restart, found "outage"`},
+		},
+		{
+			name: "key of another fault kind",
+			doc:  withServers + "[[fault]]\nkind = \"server-down\"\nprobability = 0.5\n",
+			want: []string{`s.toml:11:15: fault[0].probability: is only used by kind = "message-loss"`},
+		},
+		{
+			name: "change of a service no server has",
+			doc:  withServers + "[[change]]\nat = \"1s\"\naction = \"delete_service\"\nservice = \"echoo\"\n",
+			want: []string{`s.toml:12:11: change[0].service: no control plane it applies to serves a service named "echoo"`},
+		},
+		{
+			name: "publish_invalid without a defect",
+			doc:  withServers + "[[change]]\naction = \"publish_invalid\"\nservice = \"echo\"\n",
+			want: []string{`s.toml:9:1: change[0].defect: publish_invalid needs a defect: one of: cluster-lb-policy, endpoint-zero-weight, route-retry, listener-no-router, found ""`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, tt.doc)
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("want an ErrorList, got %v", err)
+			}
+			if got := strings.Split(list.Error(), "\n"); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFleetConfigCarriesTheXDSSections(t *testing.T) {
+	s, err := parse(t, withServers+`profile = "spec"
+profile_fields = { pre_a57_timer = true }
+server_features = ["fail_on_data_errors"]
+[[fault]]
+kind = "blackhole"
+servers = ["primary"]
+at = "10s"
+duration = "30s"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.FleetConfig()
+	g := cfg.Groups[0]
+	want := xdsclient.Spec()
+	if err := want.Set("pre_a57_timer", "true"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g.Profile, want) {
+		t.Errorf("profile = %+v, want spec with pre_a57_timer", g.Profile)
+	}
+	if !reflect.DeepEqual(g.Servers, []int{0, 1}) || !reflect.DeepEqual(g.Targets, []string{"echo"}) || !g.Features.FailOnDataErrors {
+		t.Errorf("group = servers %v targets %v features %+v, want both servers in order, target echo, fail_on_data_errors",
+			g.Servers, g.Targets, g.Features)
+	}
+	f := cfg.Faults[0]
+	if f.Kind != network.Blackhole || f.Start != sim.Time(10*time.Second) || f.Duration != 30*time.Second || !reflect.DeepEqual(f.Servers, []int{0}) {
+		t.Errorf("fault = %+v", f)
+	}
+}
