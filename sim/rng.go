@@ -33,18 +33,27 @@ func NewStream(seed uint64, key string) *Rand {
 	return r
 }
 
-// golden is 2^64 divided by the golden ratio, splitmix64's increment.
-const golden = 0x9e3779b97f4a7c15
+// Golden is 2^64 divided by the golden ratio, splitmix64's increment.
+const Golden = 0x9e3779b97f4a7c15
 
-// mix64 is the splitmix64 finalizer: a bijection on uint64 that spreads
-// every input bit over every output bit.
+const golden = Golden
+
+// Mix64 is the splitmix64 finalizer: a bijection on uint64 that spreads
+// every input bit over every output bit. Models use it with HashKey to make
+// stable per-entity choices (which clients a fault selects) without a
+// random stream.
+func Mix64(z uint64) uint64 { return mix64(z) }
+
 func mix64(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
 }
 
-// fnv1a returns the 64-bit FNV-1a hash of s.
+// HashKey returns the 64-bit FNV-1a hash of an entity key, the hash
+// NewStream derives streams from.
+func HashKey(key string) uint64 { return fnv1a(key) }
+
 func fnv1a(s string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {

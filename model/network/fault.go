@@ -124,7 +124,7 @@ type ClientRef struct {
 // NewClientRef returns the reference of the client named key (such as
 // "client/17", the key of its sim stream) in group group.
 func NewClientRef(group int, key string) ClientRef {
-	return ClientRef{Key: mix64(fnv1a(key)), Group: group}
+	return ClientRef{Key: sim.Mix64(sim.HashKey(key)), Group: group}
 }
 
 // ConnectVerdict says how a connect attempt fares.
@@ -276,7 +276,7 @@ func NewFaults(seed uint64, faults []Fault) (*Faults, error) {
 		ft.Servers = slices.Clone(ft.Servers)
 		ft.Groups = slices.Clone(ft.Groups)
 		f.faults[i] = ft
-		f.salts[i] = mix64(seed ^ mix64(uint64(i)+golden))
+		f.salts[i] = sim.Mix64(seed ^ sim.Mix64(uint64(i)+sim.Golden))
 		f.edges = append(f.edges, Edge{At: ft.Start, Fault: i, Kind: ft.Kind})
 		if end := ft.End(); end != Never {
 			f.edges = append(f.edges, Edge{At: end, Fault: i, Kind: ft.Kind, End: true})
@@ -370,7 +370,7 @@ func (f *Faults) Covers(i int, c ClientRef, server int) bool {
 	if ft.Groups != nil && !slices.Contains(ft.Groups, c.Group) {
 		return false
 	}
-	return ft.Fraction == 0 || unit(mix64(f.salts[i]^c.Key)) < ft.Fraction
+	return ft.Fraction == 0 || unit(sim.Mix64(f.salts[i]^c.Key)) < ft.Fraction
 }
 
 // ConnectOutcome returns how a connect attempt from client c to server
@@ -471,28 +471,8 @@ func (f *Faults) loses(i int, c ClientRef, server int, now sim.Time) bool {
 	if p == 0 {
 		return true
 	}
-	h := mix64(f.salts[i] ^ c.Key ^ mix64(uint64(server)+golden) ^ mix64(uint64(now)))
+	h := sim.Mix64(f.salts[i] ^ c.Key ^ sim.Mix64(uint64(server)+sim.Golden) ^ sim.Mix64(uint64(now)))
 	return unit(h) < p
-}
-
-// golden is 2^64 divided by the golden ratio, splitmix64's increment.
-const golden = 0x9e3779b97f4a7c15
-
-// mix64 is the splitmix64 finalizer.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
-// fnv1a returns the 64-bit FNV-1a hash of s.
-func fnv1a(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }
 
 // unit maps a hash to [0, 1) with 53 bits of precision.
