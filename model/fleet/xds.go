@@ -314,7 +314,7 @@ func (w *world) rederive(ii uint32) {
 // timer has a slot; the slot's index is the kernel event's Entity.
 type timerSlots struct {
 	slots []timerSlot
-	free_ []uint32
+	spare []uint32
 }
 
 type timerSlot struct {
@@ -324,9 +324,9 @@ type timerSlot struct {
 }
 
 func (ts *timerSlots) alloc(ii uint32, id xdsclient.TimerID) uint32 {
-	if n := len(ts.free_); n > 0 {
-		s := ts.free_[n-1]
-		ts.free_ = ts.free_[:n-1]
+	if n := len(ts.spare); n > 0 {
+		s := ts.spare[n-1]
+		ts.spare = ts.spare[:n-1]
 		ts.slots[s].inst, ts.slots[s].id = ii, id
 		return s
 	}
@@ -337,7 +337,7 @@ func (ts *timerSlots) alloc(ii uint32, id xdsclient.TimerID) uint32 {
 func (ts *timerSlots) free(s uint32) {
 	ts.slots[s].t.Stop()
 	ts.slots[s].id = xdsclient.TimerID{}
-	ts.free_ = append(ts.free_, s)
+	ts.spare = append(ts.spare, s)
 }
 
 // timerSlot returns the slot of the instance's timer id, allocating one.
