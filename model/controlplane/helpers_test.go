@@ -34,14 +34,13 @@ func mustNew(t testing.TB, cfg cp.Config) *cp.Server {
 // tests need: per type the names, the last accepted version and the last
 // nonce seen, as grpc-go keeps them.
 type client struct {
-	t      testing.TB
-	s      *cp.Server
-	id     cp.StreamID
-	names  [cp.NumTypes][]string
-	ver    [cp.NumTypes]string
-	nonce  [cp.NumTypes]string
-	now    sim.Time
-	pushed []cp.Response // responses received
+	t     testing.TB
+	s     *cp.Server
+	id    cp.StreamID
+	names [cp.NumTypes][]string
+	ver   [cp.NumTypes]string
+	nonce [cp.NumTypes]string
+	now   sim.Time
 }
 
 func newClient(t testing.TB, s *cp.Server, id cp.StreamID) *client {

@@ -16,11 +16,11 @@ type fleetCounters struct {
 	// instances with their whole config cached.
 	onFallback, complete int
 
-	resourceTimerFired, timerFiredSinceSample int
-	fallbackSwitches, fallbackReverts         int
-	nacksSent                                 int
-	streamsFailedBeforeResponse               int
-	changesSkipped                            int
+	resourceTimerFired                int
+	fallbackSwitches, fallbackReverts int
+	nacksSent                         int
+	streamsFailedBeforeResponse       int
+	changesSkipped                    int
 }
 
 // Series of the fleet, in the order they are reported.

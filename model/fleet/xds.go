@@ -32,11 +32,12 @@ type instance struct {
 	timers    []uint32 // its armed timer slots
 }
 
-// watch is one resource the instance watches and whether it is cached.
+// watch is one resource the instance watches and what it last got: the
+// resource, or nil when it has none (not yet, or an error replaced it).
 type watch struct {
 	typ    xdsclient.ResourceType
 	name   string
-	have   bool
+	res    *xdsclient.Decoded
 	marked bool // scratch for re-deriving the watch set
 }
 
@@ -224,7 +225,7 @@ func (w *world) notified(ii uint32, n *xdsclient.Notification) {
 	}
 	for i := range inst.watched {
 		if inst.watched[i].typ == n.Type && inst.watched[i].name == n.Name {
-			inst.watched[i].have = n.Resource != nil
+			inst.watched[i].res = n.Resource
 		}
 	}
 	w.rederive(ii)
@@ -237,31 +238,19 @@ func (w *world) rederive(ii uint32) {
 	for i := range inst.watched {
 		inst.watched[i].marked = i == 0 // the Listener is always needed
 	}
-	var res []xdsclient.ResourceStatus
-	get := func(t xdsclient.ResourceType, name string) *xdsclient.Decoded {
-		if res == nil {
-			res = inst.xds.Resources()
-		}
-		for i := range res {
-			if res[i].Type == t && res[i].Name == name {
-				return res[i].Resource
-			}
-		}
-		return nil
-	}
+	// need marks a resource as needed and returns it if the instance has
+	// it. A new watch is answered by a notification (a replay from the
+	// cache, or the server's response) that re-derives again.
 	need := func(t xdsclient.ResourceType, name string) *xdsclient.Decoded {
 		for i := range inst.watched {
 			if inst.watched[i].typ == t && inst.watched[i].name == name {
 				inst.watched[i].marked = true
-				if !inst.watched[i].have {
-					return nil
-				}
-				return get(t, name)
+				return inst.watched[i].res
 			}
 		}
 		inst.watched = append(inst.watched, watch{typ: t, name: name, marked: true})
 		w.xdsInput(ii, inst.xds.Watch(w.now(), t, name, watcherID))
-		return get(t, name)
+		return nil
 	}
 	complete := false
 	if lis := need(xdsclient.LDS, inst.watched[0].name); lis != nil {

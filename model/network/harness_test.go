@@ -98,9 +98,5 @@ func (h *harness) run(until sim.Time) {
 	h.k.Run(until)
 }
 
-// s returns a time from a number of seconds written as a literal, exact to
-// the nanosecond for up to nine decimals.
-func s(sec float64) sim.Time { return sim.Time(time.Duration(sec*1e9 + 0.5)) }
-
 // ms returns a duration of n milliseconds.
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
