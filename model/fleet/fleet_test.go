@@ -3,8 +3,11 @@ package fleet
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/xdssim/xdssim/model/xdsclient"
 )
 
 func config() Config {
@@ -152,4 +155,18 @@ func slicesMin(v []float64) float64 {
 		m = min(m, x)
 	}
 	return m
+}
+
+// TestMetricPathsMatchARun pins MetricPaths to what a run reports, so that
+// an expectation naming a path is checked against the real set.
+func TestMetricPathsMatchARun(t *testing.T) {
+	cfg := xdsConfig(20, xdsclient.GRPCGo())
+	res := run(t, cfg)
+	var got []string
+	for _, m := range res.Metrics {
+		got = append(got, m.Path)
+	}
+	if want := MetricPaths(&cfg); !slices.Equal(got, want) {
+		t.Errorf("a run reports %v\nMetricPaths lists %v", got, want)
+	}
 }

@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"sort"
 	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
 
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/sim"
@@ -129,35 +132,60 @@ func (w *world) takeSample(t sim.Time) {
 	}
 }
 
-// xdsMetrics are the headline xDS and control-plane figures.
-func (w *world) xdsMetrics() []Metric {
-	if len(w.insts) == 0 && len(w.servers) == 0 {
-		return nil
+// metrics returns the headline figures of a run of cfg, sorted by path.
+// It depends on the run only through the figures it reads, so that
+// [MetricPaths] lists the same paths for a run that has not happened.
+func metrics(cfg *Config, w *world) []Metric {
+	var m []Metric
+	add := func(path string, v float64) { m = append(m, Metric{Path: path, Value: v}) }
+	var fx fleetCounters
+	var fleetFig [3]int
+	if w != nil {
+		fx, fleetFig = w.fx, [3]int{w.peakDown, w.restarts, w.starts}
 	}
-	m := []Metric{
-		{Path: "xds.resource_timer_fired", Value: float64(w.fx.resourceTimerFired)},
-		{Path: "xds.fallback_switches", Value: float64(w.fx.fallbackSwitches)},
-		{Path: "xds.fallback_reverts", Value: float64(w.fx.fallbackReverts)},
-		{Path: "xds.nacks_sent", Value: float64(w.fx.nacksSent)},
-		{Path: "xds.streams_failed_before_response", Value: float64(w.fx.streamsFailedBeforeResponse)},
-		{Path: "xds.instances", Value: float64(len(w.insts))},
+	add("fleet.peak_restarting", float64(fleetFig[0]))
+	add("fleet.restarts", float64(fleetFig[1]))
+	add("fleet.starts", float64(fleetFig[2]))
+	insts := 0
+	for _, g := range cfg.Groups {
+		if len(g.Servers) > 0 {
+			insts += g.Clients * len(g.Targets)
+		}
 	}
-	if w.fx.changesSkipped > 0 {
-		m = append(m, Metric{Path: "xds.changes_skipped", Value: float64(w.fx.changesSkipped)})
+	add("xds.resource_timer_fired", float64(fx.resourceTimerFired))
+	add("xds.fallback_switches", float64(fx.fallbackSwitches))
+	add("xds.fallback_reverts", float64(fx.fallbackReverts))
+	add("xds.nacks_sent", float64(fx.nacksSent))
+	add("xds.streams_failed_before_response", float64(fx.streamsFailedBeforeResponse))
+	add("xds.instances", float64(insts))
+	add("xds.changes_skipped", float64(fx.changesSkipped))
+	for si, cp := range cfg.ControlPlanes {
+		var t controlplane.Totals
+		if w != nil {
+			t = w.servers[si].Totals()
+		}
+		p := "control_plane." + cp.Server.Name + "."
+		add(p+"streams_opened", float64(t.StreamsOpened))
+		add(p+"streams_rejected", float64(t.StreamsRejected))
+		add(p+"requests", float64(t.Requests))
+		add(p+"responses", float64(t.Responses))
+		add(p+"acks", float64(t.ACKs))
+		add(p+"nacks", float64(t.NACKs))
+		add(p+"peak_open_streams", float64(t.PeakOpenStreams))
+		add(p+"peak_queue_depth", float64(t.PeakQueueDepth))
 	}
-	for _, s := range w.servers {
-		t := s.Totals()
-		p := "control_plane." + s.Name() + "."
-		m = append(m,
-			Metric{Path: p + "streams_opened", Value: float64(t.StreamsOpened)},
-			Metric{Path: p + "streams_rejected", Value: float64(t.StreamsRejected)},
-			Metric{Path: p + "requests", Value: float64(t.Requests)},
-			Metric{Path: p + "responses", Value: float64(t.Responses)},
-			Metric{Path: p + "acks", Value: float64(t.ACKs)},
-			Metric{Path: p + "nacks", Value: float64(t.NACKs)},
-			Metric{Path: p + "peak_open_streams", Value: float64(t.PeakOpenStreams)},
-			Metric{Path: p + "peak_queue_depth", Value: float64(t.PeakQueueDepth)},
-		)
-	}
+	sort.Slice(m, func(i, j int) bool { return m[i].Path < m[j].Path })
 	return m
+}
+
+// MetricPaths lists the paths of the headline figures a run of cfg
+// reports (Results.Metrics), sorted: what a scenario's expectations may
+// name.
+func MetricPaths(cfg *Config) []string {
+	m := metrics(cfg, nil)
+	paths := make([]string, len(m))
+	for i := range m {
+		paths[i] = m[i].Path
+	}
+	return paths
 }

@@ -252,15 +252,10 @@ func (w *world) results() *Results {
 		SampleInterval: w.cfg.SampleInterval,
 		Samples:        w.sample,
 		Series:         w.series,
-		Metrics: []Metric{
-			{Path: "fleet.peak_restarting", Value: float64(w.peakDown)},
-			{Path: "fleet.restarts", Value: float64(w.restarts)},
-			{Path: "fleet.starts", Value: float64(w.starts)},
-		},
-		Intervals: w.intervals,
-		Resolved:  w.cfg.Resolved,
+		Metrics:        metrics(&w.cfg, w),
+		Intervals:      w.intervals,
+		Resolved:       w.cfg.Resolved,
 	}
-	r.Metrics = append(r.Metrics, w.xdsMetrics()...)
 	sort.SliceStable(r.Intervals, func(i, j int) bool {
 		a, b := r.Intervals[i], r.Intervals[j]
 		if a.Start != b.Start {
@@ -281,6 +276,5 @@ func (w *world) results() *Results {
 	}
 	r.Faults = append(r.Faults, w.faultSpans()...)
 	sort.SliceStable(r.Faults, func(i, j int) bool { return r.Faults[i].Start < r.Faults[j].Start })
-	sort.Slice(r.Metrics, func(i, j int) bool { return r.Metrics[i].Path < r.Metrics[j].Path })
 	return r
 }
