@@ -164,6 +164,31 @@ func (s *Server) ScaleEndpoints(now sim.Time, name string, n int) ([]Response, e
 	})
 }
 
+// ReplaceEndpoints gives count endpoints of the service named name, from
+// index first, new addresses (the lowest generated addresses the service
+// has never used), as a rolling deploy replaces pods and their IPs. The
+// replaced endpoints keep their place, weight and health.
+func (s *Server) ReplaceEndpoints(now sim.Time, name string, first, count int) ([]Response, error) {
+	return s.changeService(now, name, func(svc *Service) error {
+		eps := slices.Clone(svc.endpoints())
+		if first < 0 || count < 0 || first+count > len(eps) {
+			return fmt.Errorf("controlplane: server %q: service %q: endpoints [%d, %d) out of range: it has %d",
+				s.name, name, first, first+count, len(eps))
+		}
+		j := max(svc.nextAddress, len(eps))
+		for i := first; i < first+count; i++ {
+			for slices.ContainsFunc(eps, func(e Endpoint) bool { return e.Address == GeneratedAddress(j) }) {
+				j++
+			}
+			eps[i].Address = GeneratedAddress(j)
+			j++
+		}
+		svc.nextAddress = j
+		svc.Endpoints = eps
+		return nil
+	})
+}
+
 // SetEndpointHealth sets the EDS health status of count endpoints of the
 // service named name, from index first.
 func (s *Server) SetEndpointHealth(now sim.Time, name string, first, count int, h corepb.HealthStatus) ([]Response, error) {

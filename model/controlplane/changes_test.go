@@ -253,3 +253,27 @@ func TestServersServeDifferentConfigs(t *testing.T) {
 		t.Errorf("fallback has %d endpoints", n)
 	}
 }
+
+// TestReplaceEndpointsGivesNewAddresses checks that a rolling deploy
+// replaces addresses with ones the service never used, keeping the rest.
+func TestReplaceEndpointsGivesNewAddresses(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "cp", Services: []cp.Service{svc("echo", 3)}})
+	if _, err := s.ReplaceEndpoints(0, "echo", 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReplaceEndpoints(0, "echo", 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	sv, _ := s.Service("echo")
+	var got []string
+	for _, e := range sv.Endpoints {
+		got = append(got, e.Address)
+	}
+	want := []string{cp.GeneratedAddress(3), cp.GeneratedAddress(4), cp.GeneratedAddress(5)}
+	if !slices.Equal(got, want) {
+		t.Errorf("addresses after two replacements = %v, want %v", got, want)
+	}
+	if _, err := s.ReplaceEndpoints(0, "echo", 2, 2); err == nil {
+		t.Error("replacing past the last endpoint succeeded")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	sessionpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/stateful_session/v3"
 	hcmpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	cookiepb "github.com/envoyproxy/go-control-plane/envoy/extensions/http/stateful_session/cookie/v3"
+	pickfirstpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/pick_first/v3"
 	httpv3pb "github.com/envoyproxy/go-control-plane/envoy/type/http/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -212,6 +213,13 @@ func expandCluster(s *Service) *clusterpb.Cluster {
 		c.LbConfig = &clusterpb.Cluster_LeastRequestLbConfig_{LeastRequestLbConfig: &clusterpb.Cluster_LeastRequestLbConfig{
 			ChoiceCount: wrapperspb.UInt32(2),
 		}}
+	case PickFirst:
+		c.LoadBalancingPolicy = &clusterpb.LoadBalancingPolicy{Policies: []*clusterpb.LoadBalancingPolicy_Policy{{
+			TypedExtensionConfig: &corepb.TypedExtensionConfig{
+				Name:        "envoy.load_balancing_policies.pick_first",
+				TypedConfig: mustAny(&pickfirstpb.PickFirst{}),
+			},
+		}}}
 	default:
 		c.LbPolicy = clusterpb.Cluster_ROUND_ROBIN
 	}

@@ -62,6 +62,10 @@ type Service struct {
 	// Defect makes one of the service's resources invalid, so that a gRPC
 	// client NACKs it (see [Defect]). The zero value is a valid service.
 	Defect Defect
+
+	// nextAddress is the lowest generated address index ReplaceEndpoints
+	// has not handed out.
+	nextAddress int
 }
 
 // RetryPolicy is a route retry policy (envoy RouteAction.retry_policy, as
@@ -104,12 +108,13 @@ const (
 	RoundRobin   LBPolicy = iota // ROUND_ROBIN
 	RingHash                     // RING_HASH with xx_hash
 	LeastRequest                 // LEAST_REQUEST with choice_count 2
+	PickFirst                    // load_balancing_policy with the pick_first extension (gRFC A62)
 )
 
-var lbNames = [...]string{"round_robin", "ring_hash", "least_request"}
+var lbNames = [...]string{"round_robin", "ring_hash", "least_request", "pick_first"}
 
 // String names the policy as scenarios spell it: "round_robin",
-// "ring_hash" or "least_request".
+// "ring_hash", "least_request" or "pick_first".
 func (p LBPolicy) String() string {
 	if int(p) < len(lbNames) {
 		return lbNames[p]
@@ -221,6 +226,9 @@ func GeneratedAddress(i int) string {
 	return fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff)
 }
 
+// DefaultPort is the port of endpoints whose service sets none.
+const DefaultPort = 8080
+
 // endpoints returns s's endpoint list with generated endpoints filled in.
 func (s *Service) endpoints() []Endpoint {
 	if len(s.Endpoints) > 0 || s.EndpointCount == 0 {
@@ -268,7 +276,7 @@ func (s *Service) port(e Endpoint) uint32 {
 	case s.Port != 0:
 		return s.Port
 	}
-	return 8080
+	return DefaultPort
 }
 
 // clone returns a deep copy of s, so that the server's copy never aliases
