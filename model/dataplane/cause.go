@@ -1,0 +1,71 @@
+package dataplane
+
+// Cause is the root cause of a failed RPC, as only a simulator can know it:
+// it compares what the client believed with what was really true.
+type Cause uint8
+
+// Causes, in the order reports list them. When the failures of one window
+// have different causes, the window takes the most frequent one, and the
+// first in this order on a tie.
+const (
+	// NoConfigCPUnreachable: the channel had no config because it never got
+	// one from a control plane (unreachable, or not answered yet).
+	NoConfigCPUnreachable Cause = iota
+	// ResourceTimerSpurious: the does-not-exist timer fired (gRFC A57)
+	// while the server held the resource: a slow or overloaded server, or
+	// a channel that took longer than the timer to connect.
+	ResourceTimerSpurious
+	// ResourceDoesNotExist: the timer fired and the server really had no
+	// such resource.
+	ResourceDoesNotExist
+	// NACK: a resource of the config failed validation (gRFC A88 data
+	// error) and the client had nothing cached to keep using.
+	NACK
+	// ResourceDeleted: the server deleted a resource of the config.
+	ResourceDeleted
+	// ResourceError: the server reported a per-resource error (xRFC TP3).
+	ResourceError
+	// NoHealthyEndpoint: the config named no endpoint the load balancer may
+	// use, or every one it names is down while the config is current.
+	NoHealthyEndpoint
+	// BackendDownStaleEDS: the client sent to a backend that was down
+	// while its control plane already held newer endpoints: the client's
+	// EDS was stale.
+	BackendDownStaleEDS
+	// BackendDown: the backend died under the RPC, or every backend was
+	// down, and the control plane knew no better.
+	BackendDown
+	// BackendError: the backend answered with an error.
+	BackendError
+	// AffinityBroken: a session's backend was lost and its RPC went to
+	// another (gRFC A55); the session's state went with it.
+	AffinityBroken
+	// Deadline: the RPC ran past its deadline (a slow backend, or retries
+	// that did not finish in time).
+	Deadline
+	// NumCauses is the number of causes.
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{
+	"no_config_cp_unreachable",
+	"resource_timer_spurious",
+	"resource_does_not_exist",
+	"nack",
+	"resource_deleted",
+	"resource_error",
+	"no_healthy_endpoint",
+	"backend_down_stale_eds",
+	"backend_down",
+	"backend_error",
+	"affinity_broken",
+	"deadline",
+}
+
+// String names the cause as summary.json and reports spell it.
+func (c Cause) String() string {
+	if c < NumCauses {
+		return causeNames[c]
+	}
+	return "unknown"
+}
