@@ -102,6 +102,17 @@ func (d *decoder) value(path string, x any, v reflect.Value) {
 			ok = false
 			d.mismatch(path, "a number", x)
 		}
+	case t.Kind() == reflect.Pointer:
+		// An optional value: nil when the key is left out, so that "not
+		// given" differs from every value (expect[].min = 0 is a bound).
+		e := reflect.New(t.Elem())
+		if df, isDefaulter := e.Interface().(defaulter); isDefaulter {
+			df.setDefaults()
+		}
+		d.value(path, x, e.Elem())
+		if ok = !d.p.bad[path]; ok {
+			v.Set(e)
+		}
 	case t.Kind() == reflect.Struct:
 		var m map[string]any
 		if m, ok = x.(map[string]any); ok {
@@ -264,16 +275,22 @@ func suggest(key string, known []string) string {
 			return fmt.Sprintf(" %q (keys are case-sensitive: did you mean %q?)", key, k)
 		}
 	}
-	best, bestDist := "", 3
-	for _, k := range known {
-		if dist := editDistance(key, k); dist < bestDist {
-			best, bestDist = k, dist
-		}
-	}
-	if best != "" {
+	if best, ok := nearest(key, known, 2); ok {
 		return fmt.Sprintf(" %q (did you mean %q?)", key, best)
 	}
 	return fmt.Sprintf(" %q (expected one of: %s)", key, strings.Join(known, ", "))
+}
+
+// nearest returns the known name closest to name by edit distance, if it
+// is at most maxDist edits away; the first of equally close names wins.
+func nearest(name string, known []string, maxDist int) (string, bool) {
+	best, bestDist, found := "", maxDist+1, false
+	for _, k := range known {
+		if dist := editDistance(name, k); dist < bestDist {
+			best, bestDist, found = k, dist, true
+		}
+	}
+	return best, found
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -102,6 +102,22 @@ func (p *problems) add(path string, atKey bool, msg string) {
 	p.errs = append(p.errs, e)
 }
 
+// hasErrorsOutside reports whether a problem has been recorded for a key
+// that is not key nor under it ("expect": expect[0].metric is under it), or
+// for no key at all.
+func (p *problems) hasErrorsOutside(key string) bool {
+	for _, e := range p.errs {
+		k := e.Key
+		for parent := parentPath(k); parent != ""; parent = parentPath(parent) {
+			k = parent
+		}
+		if k != key {
+			return true
+		}
+	}
+	return false
+}
+
 // override reports the --set argument that set path or one of its parents.
 func (p *problems) override(path string) (string, bool) {
 	for q := path; q != ""; q = parentPath(q) {

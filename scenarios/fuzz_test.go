@@ -14,6 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("duration = 300\n[fleet]\ngroup = 3\n", "fleet..x=1")
 	f.Add("[[fleet.group]]\nclients=1\n[[fleet.restart]]\ngroup=\"x\"\nfraction=nan\n", `"a.b"=1`)
 	f.Add("x = '''\n[fake]\n'''\n[fleet]\n", "fleet.group[9].name=a")
+	f.Add("[network]\nlatency={dist=\"uniform\",min=\"5ms\"}\n[[fleet.group]]\nclients=1\n[[expect]]\nmetric=\"fleet.strts\"\nmin=2\nmax=1\n", "expect[0].max=nan")
 	f.Fuzz(func(t *testing.T, doc, set string) {
 		_, err := Parse(&Source{File: "f.toml", Name: "f", Data: []byte(doc)}, []string{set})
 		if err == nil {

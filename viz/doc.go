@@ -3,8 +3,9 @@
 // JSON, and report.html, a single self-contained page whose charts are drawn
 // by an inlined copy of the echarts runtime, so the report opens offline.
 //
-// Both outputs are pure functions of a fleet.Results: the same Results give
-// the same bytes, on any machine (DESIGN.md, Determinism contract). Nothing
+// Both outputs are pure functions of a fleet.Results and the scenario's
+// expectations checked against it (Evaluate): the same Results give the
+// same bytes, on any machine (DESIGN.md, Determinism contract). Nothing
 // here reads a clock, a random source or the environment.
 //
 // The echarts runtime lives in assets/ (echarts.min.js, vendored byte for

@@ -37,3 +37,13 @@ func formatSeconds(d time.Duration) string {
 func finite(v float64) bool {
 	return !math.IsNaN(v) && !math.IsInf(v, 0)
 }
+
+// formatAny renders v as formatNumber does, and NaN and the infinities as
+// Go prints them ("NaN", "+Inf"), for the places that show them rather
+// than refuse them.
+func formatAny(v float64) string {
+	if !finite(v) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return formatNumber(v)
+}

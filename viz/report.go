@@ -23,7 +23,8 @@ const maxIntervalRows = 200
 
 // WriteReport writes report.html for r to w: one self-contained HTML file
 // that opens offline. It holds a header card (scenario, description, seed,
-// clients, virtual duration, events, faults and every Metric), one line
+// clients, virtual duration, events, the expectations when any are given,
+// with how many were breached, faults and every Metric), one line
 // chart per Series over virtual time with every Fault shaded as a labelled
 // area, a table of the first 200 Intervals, and the Resolved scenario.
 // Charts are drawn by the inlined echarts runtime; each has the ChartID
@@ -35,8 +36,8 @@ const maxIntervalRows = 200
 // A sample that is NaN or infinite is drawn as a gap. It is an error for a
 // Series to hold another number of values than Samples, or for Samples > 1
 // with a SampleInterval that is not positive.
-func WriteReport(w io.Writer, r *fleet.Results) error {
-	b, err := report(r)
+func WriteReport(w io.Writer, r *fleet.Results, expectations ...Expectation) error {
+	b, err := report(r, expectations)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func WriteReport(w io.Writer, r *fleet.Results) error {
 }
 
 // report renders the bytes WriteReport writes.
-func report(r *fleet.Results) (out []byte, err error) {
+func report(r *fleet.Results, expectations []Expectation) (out []byte, err error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: report.html: no results")
 	}
@@ -98,7 +99,7 @@ func report(r *fleet.Results) (out []byte, err error) {
 	}
 
 	var header, footer bytes.Buffer
-	data := reportData(r)
+	data := reportData(r, expectations)
 	if err := reportTemplate.ExecuteTemplate(&header, "header", data); err != nil {
 		return nil, fmt.Errorf("viz: report.html: %w", err)
 	}
@@ -335,6 +336,8 @@ type reportView struct {
 	Seed, Clients, Events     string
 	Seconds, Duration, Sample string
 	Samples                   int
+	Expectations              []expectationRow
+	Breached                  int
 	Faults                    []faultRow
 	Metrics                   []metricRow
 	Intervals                 []intervalRow
@@ -346,9 +349,14 @@ type faultRow struct{ Label, Start, End string }
 
 type metricRow struct{ Path, Value string }
 
+type expectationRow struct {
+	Metric, Bound, Value, Result string
+	Pass                         bool
+}
+
 type intervalRow struct{ Entity, Kind, Start, End, Length string }
 
-func reportData(r *fleet.Results) reportView {
+func reportData(r *fleet.Results, expectations []Expectation) reportView {
 	v := reportView{
 		Scenario:       r.Scenario,
 		Description:    r.Description,
@@ -361,16 +369,17 @@ func reportData(r *fleet.Results) reportView {
 		Samples:        r.Samples,
 		IntervalsTotal: len(r.Intervals),
 		Resolved:       r.Resolved,
+		Breached:       Breached(expectations),
+	}
+	for _, e := range expectations {
+		v.Expectations = append(v.Expectations, expectationRow{e.Metric, e.Bound(), e.valueText(), e.result(), e.Pass})
 	}
 	for _, f := range r.Faults {
 		v.Faults = append(v.Faults, faultRow{f.Label, formatSeconds(f.Start), formatSeconds(f.End)})
 	}
 	for _, m := range r.Metrics {
-		value := fmt.Sprint(m.Value) // NaN, +Inf, -Inf: summary.json refuses them
-		if finite(m.Value) {
-			value = formatNumber(m.Value)
-		}
-		v.Metrics = append(v.Metrics, metricRow{m.Path, value})
+		// NaN, +Inf, -Inf print as such here; summary.json refuses them.
+		v.Metrics = append(v.Metrics, metricRow{m.Path, formatAny(m.Value)})
 	}
 	for i, in := range r.Intervals {
 		if i == maxIntervalRows {
@@ -401,6 +410,17 @@ var reportTemplate = template.Must(template.New("report").Parse(`
     <div><dt>events</dt><dd>{{.Events}}</dd></div>
     <div><dt>samples</dt><dd>{{.Samples}} <span class="muted">every {{.Sample}} s</span></dd></div>
   </dl>
+  {{- if .Expectations}}
+  <h2>Expectations <span class="{{if .Breached}}fail{{else}}pass{{end}}">{{.Breached}} of {{len .Expectations}} breached</span></h2>
+  <table>
+    <thead><tr><th>metric</th><th>bound</th><th class="num">value</th><th>result</th></tr></thead>
+    <tbody>
+    {{- range .Expectations}}
+      <tr><td><code>{{.Metric}}</code></td><td>{{.Bound}}</td><td class="num">{{.Value}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Result}}</td></tr>
+    {{- end}}
+    </tbody>
+  </table>
+  {{- end}}
   {{- if .Faults}}
   <h2>Faults</h2>
   <table>
@@ -472,6 +492,8 @@ table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 th,td{padding:3px 14px 3px 0;border-bottom:1px solid #eceff2;text-align:left;vertical-align:top}
 th{font-weight:600;color:#4b5563}
 .num{text-align:right}
+.pass{color:#1a7f37;font-weight:600}
+.fail{color:#cf222e;font-weight:700}
 .scroll{max-height:420px;overflow:auto;display:inline-block;padding-right:8px}
 .scroll th{position:sticky;top:0;background:#fff}
 code,pre{font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}

@@ -19,7 +19,7 @@ func TestRenderSample(t *testing.T) {
 	if err := os.MkdirAll(*sampleDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	report, err := report(r)
+	report, err := report(r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

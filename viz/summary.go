@@ -17,21 +17,31 @@ import (
 const SummarySchema = "xdssim.summary/v1"
 
 // headerKeys are the keys summary.json starts with, in this order, before
-// the metrics. A metric path may not begin with one of them.
+// the expectations and the metrics. A metric path may not begin with one of
+// them, nor with expectationsKey.
 var headerKeys = []string{"schema", "scenario", "seed", "clients", "virtual_seconds", "events"}
+
+// expectationsKey holds the scenario's expectations, after the header keys,
+// when it has any.
+const expectationsKey = "expectations"
 
 // Summary renders r as summary.json: 2-space indented JSON holding, in this
 // order, "schema" (SummarySchema), "scenario", "seed", "clients",
-// "virtual_seconds" and "events", then every Metric nested by its dotted path
-// ("fleet.clients_started": 300 becomes "fleet": {"clients_started": 300}),
-// with the keys of every metric object sorted. Numbers print as the shortest
-// decimal that reads back as the same float64, integral ones without a
-// fraction. The output ends with a newline.
+// "virtual_seconds" and "events"; then, when expectations are given,
+// "expectations": an array with one object per Expectation, in the order
+// given, holding "metric", "min" and "max" (each only when the scenario
+// gives it), "value" (null when the run reported none) and "pass"; then
+// every Metric nested by its dotted path ("fleet.clients_started": 300
+// becomes "fleet": {"clients_started": 300}), with the keys of every metric
+// object sorted. Numbers print as the shortest decimal that reads back as
+// the same float64, integral ones without a fraction. The output ends with a
+// newline.
 //
-// It is an error for a metric to be NaN or infinite, for a path to have an
-// empty segment, and for a path to collide with a header key or with another
-// path (two equal paths, or "a" beside "a.b"). The error names the metric.
-func Summary(r *fleet.Results) ([]byte, error) {
+// It is an error for a metric or a bound to be NaN or infinite, for a path
+// to have an empty segment, and for a path to collide with a header key,
+// with "expectations" or with another path (two equal paths, or "a" beside
+// "a.b"). The error names the metric.
+func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: summary.json: no results")
 	}
@@ -48,6 +58,12 @@ func Summary(r *fleet.Results) ([]byte, error) {
 	fmt.Fprintf(&b, "  \"clients\": %s,\n", strconv.Itoa(r.Clients))
 	fmt.Fprintf(&b, "  \"virtual_seconds\": %s,\n", formatSeconds(r.Duration))
 	fmt.Fprintf(&b, "  \"events\": %s", strconv.FormatUint(r.Events, 10))
+	if len(expectations) > 0 {
+		b.WriteString(",\n")
+		if err := writeExpectations(&b, expectations); err != nil {
+			return nil, fmt.Errorf("viz: summary.json: %w", err)
+		}
+	}
 	for _, k := range tree.sortedKeys() {
 		b.WriteString(",\n")
 		writeMember(&b, 1, k, tree.children[k])
@@ -56,9 +72,9 @@ func Summary(r *fleet.Results) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// WriteSummary writes Summary(r) to w.
-func WriteSummary(w io.Writer, r *fleet.Results) error {
-	b, err := Summary(r)
+// WriteSummary writes Summary(r, expectations...) to w.
+func WriteSummary(w io.Writer, r *fleet.Results, expectations ...Expectation) error {
+	b, err := Summary(r, expectations...)
 	if err != nil {
 		return err
 	}
@@ -159,6 +175,9 @@ func metricTree(metrics []fleet.Metric) (*metricNode, error) {
 			if segs[0] == h {
 				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
 			}
+		}
+		if segs[0] == expectationsKey {
+			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, expectationsKey)
 		}
 		n := root
 		for i, s := range segs {

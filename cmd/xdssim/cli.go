@@ -26,7 +26,7 @@ const (
 	exitOK       = 0
 	exitInternal = 1
 	exitInput    = 2
-	// Exit code 3, an expectation breached, comes with expectations.
+	exitBreached = 3 // the run breached an expectation of the scenario
 )
 
 const usage = `xdssim simulates fleets of gRPC XdsClients on a virtual clock.
@@ -41,11 +41,15 @@ Flags (run and validate; they may stand before or after the scenario):
   --seed N          run seed (overrides the scenario's seed)
   --set key=value   override any scenario key, e.g. --set fleet.group[0].clients=500 (repeatable)
   --out DIR         output directory (run; default ./xdssim-out/<scenario>)
-  --quiet           print only the seed and the report path (run)
+  --quiet           print only the seed, the report path and the expectations (run)
   --cpuprofile F    write a CPU profile of the run to F
   --memprofile F    write a heap profile at the end of the run to F
 
-Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 an expectation was breached.
+Scenarios may carry expectations ([[expect]] metric, min, max); run prints
+them as a pass/FAIL table on stdout, even with --quiet.
+
+Exit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with
+file:line:col, or flags), 3 the run breached an expectation of the scenario.
 `
 
 // inputError is a problem with what the user gave: exit code 2.
@@ -55,6 +59,14 @@ func (e inputError) Error() string { return e.err.Error() }
 
 func badInput(format string, args ...any) error {
 	return inputError{fmt.Errorf(format, args...)}
+}
+
+// breachedError says a run breached some of its scenario's expectations:
+// exit code 3. The run itself succeeded and its outputs are written.
+type breachedError struct{ breached, total int }
+
+func (e breachedError) Error() string {
+	return fmt.Sprintf("%d of %d expectations breached", e.breached, e.total)
 }
 
 // Main runs the command line args and returns the exit code.
@@ -83,7 +95,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	var in inputError
 	var list scenarios.ErrorList
+	var breached breachedError
 	switch {
+	case errors.As(err, &breached):
+		fmt.Fprintf(stderr, "xdssim: %v\n", err)
+		return exitBreached
 	case errors.As(err, &list):
 		for _, e := range list {
 			fmt.Fprintf(stderr, "xdssim: %v\n", e)
@@ -240,11 +256,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return badInput("--out %s: %v", out, err)
 	}
-	if err := writeFile(filepath.Join(out, "summary.json"), func(w io.Writer) error { return viz.WriteSummary(w, res) }); err != nil {
+	expectations := viz.Evaluate(res, s.Expect)
+	if err := writeFile(filepath.Join(out, "summary.json"), func(w io.Writer) error {
+		return viz.WriteSummary(w, res, expectations...)
+	}); err != nil {
 		return err
 	}
 	report := filepath.Join(out, "report.html")
-	if err := writeFile(report, func(w io.Writer) error { return viz.WriteReport(w, res) }); err != nil {
+	if err := writeFile(report, func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }); err != nil {
 		return err
 	}
 	if !f.quiet {
@@ -252,7 +271,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "xdssim: %d clients, %s virtual, %d events in %s wall (%.3g events/s), peak heap %s\n",
 			res.Clients, res.Duration, res.Events, wall.Round(time.Millisecond), rate, formatBytes(mem.peak))
 	}
+	// The expectations are the verdict a CI job reads: --quiet keeps them.
+	if err := viz.WriteExpectations(stdout, expectations); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, report)
+	if n := viz.Breached(expectations); n > 0 {
+		return breachedError{breached: n, total: len(expectations)}
+	}
 	return nil
 }
 

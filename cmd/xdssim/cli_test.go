@@ -158,3 +158,154 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// gateScenario is a tiny scenario with expectations: two clients of one
+// control plane for ten virtual seconds. Each client starts once and
+// nothing is NACKed.
+const gateScenario = `name = "gate"
+duration = "10s"
+
+[[control_plane]]
+name = "primary"
+[[control_plane.service]]
+name = "echo"
+
+[[fleet.group]]
+clients = 2
+
+[[expect]]
+metric = "fleet.starts"
+min = 2
+
+[[expect]]
+metric = "xds.nacks_sent"
+max = 0
+
+[[expect]]
+metric = "control_plane.primary.requests"
+min = 1
+`
+
+func writeScenario(t *testing.T, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gate.toml")
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunChecksTheScenarioExpectations pins the CI gate: the run prints a
+// pass/FAIL table of the expectations on stdout, even with --quiet, before
+// the report path, writes them into summary.json, and exits 0 when all
+// pass and 3 when any is breached. Reference: DESIGN.md, CLI conventions.
+func TestRunChecksTheScenarioExpectations(t *testing.T) {
+	file := writeScenario(t, gateScenario)
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		table     []string // lines stdout holds, spaces squeezed
+		stderr    string
+		inSummary string
+	}{
+		{
+			name:      "every expectation holds",
+			args:      []string{"run", file},
+			code:      exitOK,
+			table:     []string{"expectations: 0 of 3 breached", "metric bound value result", "fleet.starts >= 2 2 pass", "xds.nacks_sent <= 0 0 pass"},
+			inSummary: `"pass": true`,
+		},
+		{
+			name:      "a breached expectation exits 3",
+			args:      []string{"run", file, "--set", "expect[0].min=3", "--set", "expect[0].max=10"},
+			code:      exitBreached,
+			table:     []string{"expectations: 1 of 3 breached", "fleet.starts in [3, 10] 2 FAIL", "xds.nacks_sent <= 0 0 pass"},
+			stderr:    "xdssim: 1 of 3 expectations breached",
+			inSummary: `"pass": false`,
+		},
+		{
+			name:      "--quiet keeps the table",
+			args:      []string{"run", "--quiet", file, "--set", "expect[1].max=-1"},
+			code:      exitBreached,
+			table:     []string{"expectations: 1 of 3 breached", "xds.nacks_sent <= -1 0 FAIL"},
+			stderr:    "xdssim: 1 of 3 expectations breached",
+			inSummary: `"max": -1`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := runMain(t, append(tt.args, "--out", out)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			for i, l := range lines {
+				lines[i] = strings.Join(strings.Fields(l), " ")
+			}
+			for _, w := range tt.table {
+				if indexOf(lines, w) < 0 {
+					t.Errorf("stdout lacks the line %q:\n%s", w, stdout)
+				}
+			}
+			if report := filepath.Join(out, "report.html"); lines[len(lines)-1] != report {
+				t.Errorf("stdout does not end with the report path %s:\n%s", report, stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr does not say %q:\n%s", tt.stderr, stderr)
+			}
+			sum, err := os.ReadFile(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Fatalf("summary.json not written: %v", err)
+			}
+			if !strings.Contains(string(sum), `"expectations": [`) || !strings.Contains(string(sum), tt.inSummary) {
+				t.Errorf("summary.json lacks the expectations or %s:\n%s", tt.inSummary, sum)
+			}
+			if page, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(page), "<h2>Expectations") {
+				t.Errorf("report.html lacks the Expectations table (%v)", err)
+			}
+		})
+	}
+}
+
+// TestUnknownMetricIsInvalidInput checks that run and validate reject an
+// expectation of a metric the scenario's run would not report, with exit
+// code 2, file:line:col and the metric it probably meant, before any run.
+func TestUnknownMetricIsInvalidInput(t *testing.T) {
+	file := writeScenario(t, strings.Replace(gateScenario, `"control_plane.primary.requests"`, `"control_plane.primry.requests"`, 1))
+	want := `gate.toml:21:10: expect[2].metric: no metric "control_plane.primry.requests" in summary.json; did you mean "control_plane.primary.requests"?`
+	for _, cmd := range []string{"validate", "run"} {
+		t.Run(cmd, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := []string{cmd, file}
+			if cmd == "run" {
+				args = append(args, "--out", out)
+			}
+			code, stdout, stderr := runMain(t, args...)
+			if code != exitInput {
+				t.Errorf("exit %d, want %d", code, exitInput)
+			}
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("run wrote outputs for an invalid scenario")
+			}
+		})
+	}
+}
+
+func TestValidatePrintsTheExpectations(t *testing.T) {
+	code, stdout, stderr := runMain(t, "validate", writeScenario(t, gateScenario), "--set", "expect[1].min=-0.5")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "[[expect]]\n  metric = \"xds.nacks_sent\"\n  min = -0.5\n  max = 0.0\n"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("resolved scenario lacks\n%s\nin\n%s", want, stdout)
+	}
+}
