@@ -20,6 +20,9 @@ func schemaPaths(t reflect.Type, prefix string) []string {
 		if prefix != "" {
 			p = prefix + "." + name
 		}
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+			ft = ft.Elem() // an optional table
+		}
 		switch {
 		case ft == reflect.TypeFor[Dist]():
 			// A distribution is one documented type: its keys are listed

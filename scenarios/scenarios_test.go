@@ -34,9 +34,12 @@ func TestDefaultsAreAppliedToKeysLeftOut(t *testing.T) {
 		},
 		Fleet: Fleet{
 			Groups: []Group{{Name: "group-0", Clients: 3, Profile: "grpc-go", ProfileFields: map[string]string{},
-				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{}}},
+				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{},
+				RPC: RPC{Rate: 1, Arrival: "poisson", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1}}},
 			Restarts: []Restart{{At: time.Second, Fraction: 1}},
 		},
+		DataPlane: DataPlane{WindowGap: 5 * time.Second, ServiceTime: Dist{Dist: "constant", Value: 2 * time.Millisecond},
+			ErrorCode: "unavailable"},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("resolved scenario:\n got %+v\nwant %+v", s, want)
@@ -94,7 +97,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			doc:  "name = \"t\"\ntypo_key = 1\n[[fleet.group]]\nclients = 3\n",
-			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change)`},
+			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect)`},
 		},
 		{
 			name: "misspelled nested key",
@@ -165,7 +168,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 			doc:  "duration = 5\nbogus = true\n[[fleet.group]]\nclients = 0\nstart_spread = \"-1s\"\n",
 			want: []string{
 				`s.toml:1:12: duration: expected a duration string such as "5s" (a bare integer has no unit), found 5`,
-				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change)`,
+				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect)`,
 				`s.toml:4:11: fleet.group[0].clients: expected a number of clients from 1 to 10000000, found 0`,
 				`s.toml:5:16: fleet.group[0].start_spread: expected a duration >= 0, found -1s`,
 			},
@@ -254,7 +257,7 @@ func TestOpenFindsFilesAndLibraryNames(t *testing.T) {
 	}{
 		{ref: "default"},
 		{ref: "library/nope.toml", wantErr: "library/nope.toml: no such scenario file"},
-		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: cp-restart, default)`},
+		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: cached-outage, cp-restart, default, outage-during-starts, retry-storm, session-drain)`},
 		{ref: "missing.toml", wantErr: "missing.toml: no such scenario file"},
 	}
 	for _, tt := range tests {

@@ -31,6 +31,13 @@ type Scenario struct {
 	Faults []Fault `toml:"fault"`
 	// Changes are the control planes' config changes over the run.
 	Changes []Change `toml:"change"`
+	// DataPlane is how backends behave and failures are counted; Backends
+	// change backends over the run.
+	DataPlane DataPlane `toml:"data_plane"`
+	Backends  []Backend `toml:"backend"`
+	// Expect are bounds on the run's headline figures; `xdssim run` exits
+	// with code 3 when one is breached.
+	Expect []Expect `toml:"expect"`
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -68,6 +75,8 @@ type Group struct {
 	// Targets are the listener names the clients have channels to
 	// (xds:///NAME); they default to every service of the first server.
 	Targets []string `toml:"targets"`
+	// RPC is the RPC load each client sends to each target.
+	RPC RPC `toml:"rpc"`
 }
 
 // Restart restarts a fraction of a group's clients: each chosen client
@@ -98,10 +107,12 @@ func (s *Scenario) setDefaults() {
 	s.Duration = 5 * time.Minute
 	s.SampleInterval = time.Second
 	s.Network.setDefaults()
+	s.DataPlane.setDefaults()
 }
 
 func (g *Group) setDefaults() {
 	g.Profile = "grpc-go"
+	g.RPC.setDefaults()
 }
 
 func (r *Restart) setDefaults() {
@@ -144,6 +155,7 @@ func (s *Scenario) resolve(file string) {
 		}
 	}
 	s.resolveXDS()
+	s.resolveDataPlane()
 }
 
 // Limits on sizes, so that a typo cannot ask for a run that would exhaust
@@ -198,6 +210,7 @@ func (s *Scenario) validate(c *checker) {
 	c.check(total <= maxClients, "fleet.group", "expected at most %d clients in all, found %d", maxClients, total)
 
 	s.validateXDS(c)
+	s.validateDataPlane(c)
 	for i, r := range s.Fleet.Restarts {
 		p := fmt.Sprintf("fleet.restart[%d]", i)
 		if r.Group != "" {
@@ -210,6 +223,7 @@ func (s *Scenario) validate(c *checker) {
 		c.check(r.Spread >= 0, p+".spread", "expected a duration >= 0, found %s", r.Spread)
 		c.check(r.Downtime >= 0, p+".downtime", "expected a duration >= 0, found %s", r.Downtime)
 	}
+	s.validateExpect(c)
 }
 
 func groupNames(gs []Group) string {

@@ -80,6 +80,13 @@ type Service struct {
 	InlineRoute bool `toml:"inline_route"`
 	// Defect makes a resource invalid from the start, so clients NACK it.
 	Defect string `toml:"defect"`
+	// Retry is the route's retry policy; absent means none.
+	Retry *Retry `toml:"retry,omitempty"`
+	// Session turns on gRFC A55 stateful session affinity.
+	Session *Session `toml:"session,omitempty"`
+	// OverrideHostStatus is the cluster's override_host_status; absent
+	// means UNKNOWN and HEALTHY, plus DRAINING with a session.
+	OverrideHostStatus []string `toml:"override_host_status,omitempty"`
 }
 
 // Fault is a fault over a window of virtual time.
@@ -298,7 +305,7 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(svc.Name != "", q+".name", "is required: the service's name, which is its listener and target")
 			c.check(svc.Endpoints >= 0, q+".endpoints", "expected a number >= 0, found %d", svc.Endpoints)
 			_, err := controlplane.ParseLBPolicy(svc.LB)
-			c.check(err == nil, q+".lb", "expected round_robin, ring_hash or least_request, found %q", svc.LB)
+			c.check(err == nil, q+".lb", "expected round_robin, pick_first, ring_hash or least_request, found %q", svc.LB)
 			if svc.Defect != "" {
 				_, err := controlplane.ParseDefect(svc.Defect)
 				c.check(err == nil, q+".defect", "expected %s, found %q", defectNames, svc.Defect)
@@ -452,9 +459,11 @@ func (s *Scenario) FleetConfig() fleet.Config {
 			if svc.Defect != "" {
 				d, _ = controlplane.ParseDefect(svc.Defect)
 			}
-			out.Server.Services = append(out.Server.Services, controlplane.Service{
+			cs := controlplane.Service{
 				Name: svc.Name, EndpointCount: svc.Endpoints, LB: lb, InlineRoute: svc.InlineRoute, Defect: d,
-			})
+			}
+			svc.controlPlaneService(&cs)
+			out.Server.Services = append(out.Server.Services, cs)
 		}
 		cfg.ControlPlanes = append(cfg.ControlPlanes, out)
 	}
@@ -514,5 +523,6 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		}
 		cfg.Changes = append(cfg.Changes, fc)
 	}
+	s.dataPlaneConfig(&cfg)
 	return cfg
 }

@@ -12,13 +12,17 @@
 package fleet
 
 import (
+	"fmt"
 	"time"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/grpc/codes"
 
 	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
 )
 
 // Config is a world to build: what scenarios.Scenario becomes once decoded,
@@ -46,6 +50,10 @@ type Config struct {
 	Faults []network.Fault
 	// Changes are the control planes' config changes over the run.
 	Changes []Change
+	// DataPlane configures backends and failure windows; BackendEvents
+	// change backends over the run.
+	DataPlane     DataPlane
+	BackendEvents []BackendEvent
 
 	// Resolved is the resolved scenario as TOML, carried into Results.
 	Resolved string
@@ -82,6 +90,11 @@ type Group struct {
 	// each is the name of a Listener (xds:///NAME), with an XdsClient
 	// instance of its own.
 	Targets []string
+	// RPC is the RPC load each client sends to each target.
+	RPC RPCLoad
+	// DataPlane is how the group's gRPC implementation balances load,
+	// keeps sessions and retries.
+	DataPlane dataplane.Profile
 }
 
 // Restart restarts a fraction of a group's clients (all groups when Group
@@ -116,6 +129,9 @@ const (
 	// SetHealth sets the health of Change.Count endpoints from
 	// Change.First to Change.Health.
 	SetHealth
+	// ReplaceEndpoints gives Change.Count endpoints from Change.First new
+	// addresses, as a rolling deploy gives new pods new IPs.
+	ReplaceEndpoints
 )
 
 // Change is one config change on one or more control planes.
@@ -130,4 +146,94 @@ type Change struct {
 	Count   int
 	First   int
 	Health  corepb.HealthStatus
+}
+
+// RPCLoad is the RPC load each client of a group sends to each of its
+// targets.
+type RPCLoad struct {
+	// Rate is RPCs per second per client and target; 0 sends none.
+	Rate float64
+	// Constant spaces RPCs evenly (after a random phase); otherwise they
+	// arrive as a Poisson process.
+	Constant bool
+	// Deadline is each RPC's deadline; 0 means none.
+	Deadline time.Duration
+	// Method is the RPC's method path ("/pkg.Service/Method"); a session
+	// cookie applies only to methods within its path (gRFC A55).
+	Method string
+	// Sessions is how many gRFC A55 sessions each client keeps per target;
+	// 0 sends RPCs without sessions. Each RPC takes the next session in
+	// turn; a session ends after SessionRPCs RPCs or SessionLifetime (0:
+	// no limit) and a new one takes its place.
+	Sessions        int
+	SessionRPCs     uint32
+	SessionLifetime time.Duration
+	// ThrottleMaxTokens and ThrottleTokenRatio are the service config's
+	// retryThrottling (gRFC A6); 0 tokens means no throttling.
+	ThrottleMaxTokens  int
+	ThrottleTokenRatio float64
+}
+
+// BackendAction is what a backend event does to its backends.
+type BackendAction uint8
+
+// Backend events.
+const (
+	// BackendDown crashes the backends; after Duration (if not 0) they
+	// start again as new processes.
+	BackendDown BackendAction = iota + 1
+	// BackendDrain starts their termination grace period: they serve for
+	// Duration, then stop for good.
+	BackendDrain
+	// BackendSlow gives them ServiceTime for Duration (0: to the end).
+	BackendSlow
+	// BackendFail makes them answer ErrorRate of RPCs with ErrorCode for
+	// Duration (0: to the end).
+	BackendFail
+)
+
+var backendActionNames = [...]string{BackendDown: "down", BackendDrain: "drain", BackendSlow: "slow", BackendFail: "fail"}
+
+// String names the action as scenarios spell it.
+func (a BackendAction) String() string {
+	if int(a) < len(backendActionNames) && backendActionNames[a] != "" {
+		return backendActionNames[a]
+	}
+	return fmt.Sprintf("BackendAction(%d)", a)
+}
+
+// ParseBackendAction parses an action as [BackendAction.String] spells it.
+func ParseBackendAction(s string) (BackendAction, error) {
+	for a, n := range backendActionNames {
+		if n != "" && n == s {
+			return BackendAction(a), nil
+		}
+	}
+	return 0, fmt.Errorf("expected one of: down, drain, slow, fail, found %q", s)
+}
+
+// BackendEvent changes the ground truth of some backends over a span of
+// virtual time.
+type BackendEvent struct {
+	At       time.Duration
+	Duration time.Duration
+	Action   BackendAction
+	// Label names the event in outputs ("echo endpoints 0-2 down").
+	Label string
+	// Backends are the backends' keys (see dataplane.BackendKey).
+	Backends    []string
+	ServiceTime sim.Dist
+	ErrorRate   float64
+	ErrorCode   codes.Code
+}
+
+// DataPlane configures what the fleet's RPCs reach and how failures are
+// counted.
+type DataPlane struct {
+	// WindowGap merges a client's failures less than this apart into one
+	// failure window.
+	WindowGap time.Duration
+	// Backend is every backend's behaviour when no event changes it:
+	// ServiceTime, ErrorRate and ErrorCode are used.
+	Backend dataplane.Backend
 }

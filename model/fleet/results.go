@@ -75,4 +75,7 @@ type Fault struct {
 	Label string
 	Start time.Duration
 	End   time.Duration
+	// Recovery is how long after End the RPC failure windows that overlap
+	// the span went on; 0 when none outlasted it.
+	Recovery time.Duration
 }

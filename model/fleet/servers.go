@@ -124,6 +124,8 @@ func (w *world) applyChange(i int) {
 			resps, err = s.DrainEndpoints(now, ch.Service, ch.Count)
 		case SetHealth:
 			resps, err = s.SetEndpointHealth(now, ch.Service, ch.First, ch.Count, ch.Health)
+		case ReplaceEndpoints:
+			resps, err = s.ReplaceEndpoints(now, ch.Service, ch.First, ch.Count)
 		}
 		if err != nil {
 			// The scenario was validated against the servers' initial
@@ -163,7 +165,7 @@ func (w *world) faultSpans() []Fault {
 
 var actionNames = [...]string{DeleteService: "delete_service", RestoreService: "restore_service",
 	PublishInvalid: "publish_invalid", ScaleEndpoints: "scale_endpoints", DrainEndpoints: "drain_endpoints",
-	SetHealth: "set_health"}
+	SetHealth: "set_health", ReplaceEndpoints: "replace_endpoints"}
 
 // String returns the action's scenario name.
 func (a ChangeAction) String() string {
@@ -180,5 +182,5 @@ func ParseChangeAction(s string) (ChangeAction, error) {
 			return ChangeAction(a), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health)", s)
+	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health, replace_endpoints)", s)
 }

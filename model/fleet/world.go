@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/sim"
 )
@@ -42,6 +43,15 @@ const (
 	kindFaultEdge
 	// kindChange applies a config change (Entity: change).
 	kindChange
+	// kindRPCArrival begins an RPC (Entity: instance; Arg: its rpcGen).
+	kindRPCArrival
+	// kindRPCAttempt ends an RPC attempt (Entity: rpc slot; Arg: its gen).
+	kindRPCAttempt
+	// kindRPCRetry starts a retry attempt (Entity: rpc slot; Arg: its gen).
+	kindRPCRetry
+	// kindBackend starts (Arg 0) or ends (Arg 1) a backend event
+	// (Entity: the event).
+	kindBackend
 )
 
 // argEndsRestart marks the kindStart event that ends a restart.
@@ -74,6 +84,11 @@ type world struct {
 	xq      effectQueue
 	fx      fleetCounters
 
+	backends  dataplane.Backends
+	dpConfigs map[configKey]*dataplane.Config
+	rpcs      rpcSlots
+	dp        dpCounters
+
 	running, down, peakDown int
 	starts, restarts        int
 	startsSinceSample       int
@@ -105,7 +120,7 @@ func Run(cfg Config, opts Options) (*Results, error) {
 }
 
 func build(cfg Config) (*world, error) {
-	w := &world{cfg: cfg, decoded: decodeCache{}}
+	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[configKey]*dataplane.Config{}}
 	w.kernel = sim.NewKernel(w)
 	total := 0
 	for _, g := range cfg.Groups {
@@ -164,6 +179,7 @@ func build(cfg Config) (*world, error) {
 			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(at), Entity: pool[i], Kind: kindStop, Arg: uint64(ri)})
 		}
 	}
+	w.buildDataPlane()
 	if err := w.scheduleFaultsAndChanges(); err != nil {
 		return nil, err
 	}
@@ -199,6 +215,14 @@ func (w *world) HandleEvent(k *sim.Kernel, ev sim.Event) {
 		w.applyEdge(int(ev.Entity))
 	case kindChange:
 		w.applyChange(int(ev.Entity))
+	case kindRPCArrival:
+		w.rpcArrival(ev)
+	case kindRPCAttempt:
+		w.attemptDone(ev)
+	case kindRPCRetry:
+		w.rpcRetry(ev)
+	case kindBackend:
+		w.backendEvent(ev)
 	default:
 		panic(fmt.Sprintf("fleet: unknown event kind %d", ev.Kind))
 	}
@@ -242,6 +266,7 @@ func (w *world) stopClient(ev sim.Event) {
 }
 
 func (w *world) results() *Results {
+	w.closeWindows()
 	r := &Results{
 		Scenario:       w.cfg.Name,
 		Description:    w.cfg.Description,
@@ -251,9 +276,10 @@ func (w *world) results() *Results {
 		Events:         w.kernel.Events(),
 		SampleInterval: w.cfg.SampleInterval,
 		Samples:        w.sample,
-		Series:         w.series,
+		Series:         append(w.series, w.dataPlaneSeries(w.sample)...),
 		Metrics:        metrics(&w.cfg, w),
-		Intervals:      w.intervals,
+		Intervals:      append(w.intervals, w.windowIntervals()...),
+		Faults:         w.faultList(),
 		Resolved:       w.cfg.Resolved,
 	}
 	sort.SliceStable(r.Intervals, func(i, j int) bool {
@@ -263,18 +289,35 @@ func (w *world) results() *Results {
 		}
 		return a.Entity < b.Entity
 	})
+	return r
+}
+
+// faultList is every span in which the scenario injected something, with
+// the time the fleet took to recover from it, sorted by start.
+func (w *world) faultList() []Fault {
+	var out []Fault
 	for ri, rs := range w.cfg.Restarts {
 		who := "every group"
 		if rs.Group != "" {
 			who = rs.Group
 		}
-		r.Faults = append(r.Faults, Fault{
+		out = append(out, Fault{
 			Label: fmt.Sprintf("restart %d: %g%% of %s", ri, rs.Fraction*100, who),
 			Start: rs.At,
 			End:   min(rs.At+rs.Spread+rs.Downtime, w.cfg.Duration),
 		})
 	}
-	r.Faults = append(r.Faults, w.faultSpans()...)
-	sort.SliceStable(r.Faults, func(i, j int) bool { return r.Faults[i].Start < r.Faults[j].Start })
-	return r
+	out = append(out, w.faultSpans()...)
+	for _, e := range w.cfg.BackendEvents {
+		end := w.cfg.Duration
+		if e.Duration > 0 {
+			end = min(e.At+e.Duration, end)
+		}
+		out = append(out, Fault{Label: e.Label, Start: e.At, End: end})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	for i := range out {
+		out[i].Recovery = w.recovery(out[i])
+	}
+	return out
 }

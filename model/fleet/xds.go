@@ -8,6 +8,7 @@ import (
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
@@ -30,14 +31,26 @@ type instance struct {
 	node      *corepb.Node
 	watched   []watch
 	timers    []uint32 // its armed timer slots
+
+	// The data plane: the channel's config, connections and sessions,
+	// its RPCs' generation (bumped when the client stops), its retry
+	// throttle and its open failure window.
+	ch       dataplane.Channel
+	rpcGen   uint32
+	throttle dataplane.Throttle
+	win      dataplane.Tracker
+	waiting  []uint32 // RPCs waiting for a first config
 }
 
 // watch is one resource the instance watches and what it last got: the
 // resource, or nil when it has none (not yet, or an error replaced it).
 type watch struct {
-	typ    xdsclient.ResourceType
-	name   string
-	res    *xdsclient.Decoded
+	typ  xdsclient.ResourceType
+	name string
+	res  *xdsclient.Decoded
+	// failed is set when an error took the resource away; cause says why.
+	failed bool
+	cause  dataplane.Cause
 	marked bool // scratch for re-deriving the watch set
 }
 
@@ -89,6 +102,7 @@ func (w *world) startInstances(id uint32) {
 		inst.xds, inst.node = x, boot.Node
 		inst.watched = append(inst.watched[:0], watch{typ: xdsclient.LDS, name: target})
 		w.xdsInput(ii, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
+		w.startRPCs(ii)
 	}
 }
 
@@ -117,6 +131,7 @@ func (w *world) stopInstances(id uint32) {
 			w.fx.complete--
 		}
 		inst.fallback, inst.complete, inst.xds = false, false, nil
+		w.stopRPCs(ii)
 	}
 }
 
@@ -224,8 +239,12 @@ func (w *world) notified(ii uint32, n *xdsclient.Notification) {
 		return // an AmbientError keeps the last good resource
 	}
 	for i := range inst.watched {
-		if inst.watched[i].typ == n.Type && inst.watched[i].name == n.Name {
-			inst.watched[i].res = n.Resource
+		wt := &inst.watched[i]
+		if wt.typ == n.Type && wt.name == n.Name {
+			wt.res, wt.failed = n.Resource, n.Resource == nil
+			if wt.failed {
+				wt.cause = w.watchFailed(ii, n)
+			}
 		}
 	}
 	w.rederive(ii)
@@ -253,11 +272,14 @@ func (w *world) rederive(ii uint32) {
 		return nil
 	}
 	complete := false
-	if lis := need(xdsclient.LDS, inst.watched[0].name); lis != nil {
+	// The channel's config is built from the listener, its route and the
+	// route's first cluster with its endpoints.
+	var lis, rc, cl0, eds0 *xdsclient.Decoded
+	if lis = need(xdsclient.LDS, inst.watched[0].name); lis != nil {
 		clusters := lis.Clusters
 		routeOK := true
 		if lis.RouteConfigName != "" {
-			rc := need(xdsclient.RDS, lis.RouteConfigName)
+			rc = need(xdsclient.RDS, lis.RouteConfigName)
 			routeOK = rc != nil
 			clusters = nil
 			if rc != nil {
@@ -265,7 +287,7 @@ func (w *world) rederive(ii uint32) {
 			}
 		}
 		complete = routeOK && len(clusters) > 0
-		for _, name := range clusters {
+		for i, name := range clusters {
 			cl := need(xdsclient.CDS, name)
 			if cl == nil {
 				complete = false
@@ -275,8 +297,12 @@ func (w *world) rederive(ii uint32) {
 			if eds == "" {
 				eds = name
 			}
-			if need(xdsclient.EDS, eds) == nil {
+			e := need(xdsclient.EDS, eds)
+			if e == nil {
 				complete = false
+			}
+			if i == 0 {
+				cl0, eds0 = cl, e
 			}
 		}
 	}
@@ -289,6 +315,18 @@ func (w *world) rederive(ii uint32) {
 		w.xdsInput(ii, inst.xds.Unwatch(w.now(), wt.typ, wt.name, watcherID))
 	}
 	inst.watched = kept
+	switch {
+	case complete:
+		inst.ch.SetConfig(w.channelConfig(ii, lis, rc, cl0, eds0), w.kernel.Now())
+		w.configChanged(ii)
+	case w.watchesFailed(ii):
+		// An error took a resource of the config away (gRFC A88
+		// ResourceChanged with an error): the resolver reports it and RPCs
+		// fail. A config that is only incomplete (a new name not fetched
+		// yet) keeps the last one, as gRPC's dependency manager does.
+		inst.ch.SetConfig(nil, w.kernel.Now())
+		w.configChanged(ii)
+	}
 	if complete != inst.complete {
 		inst.complete = complete
 		if complete {
@@ -297,6 +335,17 @@ func (w *world) rederive(ii uint32) {
 			w.fx.complete--
 		}
 	}
+}
+
+// watchesFailed reports whether an error took away a resource the
+// instance watches.
+func (w *world) watchesFailed(ii uint32) bool {
+	for _, wt := range w.insts[ii].watched {
+		if wt.failed {
+			return true
+		}
+	}
+	return false
 }
 
 // timerSlots are the kernel timers behind XdsClient timers. Each armed
@@ -367,6 +416,9 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 	}
 	if id.Kind == xdsclient.ResourceTimer {
 		w.fx.resourceTimerFired++
+		if w.serverHolds(ii, id.Type, id.Name) {
+			w.dp.timerSpurious++
+		}
 	}
 	w.xdsInput(ii, inst.xds.TimerFired(w.now(), id))
 }

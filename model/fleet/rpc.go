@@ -1,0 +1,510 @@
+package fleet
+
+import (
+	"bytes"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointpb "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerpb "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/dataplane"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// rpc is one RPC in flight: its retry state and its current attempt.
+type rpc struct {
+	inst    uint32
+	instGen uint32 // the instance's rpcGen when the RPC began
+	gen     uint32 // bumped when the slot is reused; events carry it
+	session int32  // -1: none
+	call    dataplane.Call
+	// deadline is the RPC's deadline; 0: none.
+	deadline sim.Time
+	// The current attempt: the backend and incarnation it went to, and
+	// what the backend answers if the connection holds.
+	backend, bgen uint32
+	code          codes.Code
+	cause         dataplane.Cause
+	onBackend     bool // the attempt reached a backend
+	broken        bool // the RPC's session lost its backend
+}
+
+// rpcSlots holds the RPCs in flight; a slot's index is its events' Entity.
+type rpcSlots struct {
+	slots []rpc
+	spare []uint32
+}
+
+func (rs *rpcSlots) alloc() uint32 {
+	if n := len(rs.spare); n > 0 {
+		s := rs.spare[n-1]
+		rs.spare = rs.spare[:n-1]
+		return s
+	}
+	rs.slots = append(rs.slots, rpc{})
+	return uint32(len(rs.slots) - 1)
+}
+
+func (rs *rpcSlots) free(s uint32) {
+	rs.slots[s].gen++
+	rs.spare = append(rs.spare, s)
+}
+
+// dpCounters are the data plane's totals.
+type dpCounters struct {
+	rpcs, failed     int
+	attempted        int // RPCs that made at least one attempt
+	byCode           [codes.Unauthenticated + 1]int
+	attempts         int
+	retries          int
+	throttled        int
+	sessionsStarted  int
+	affinityBreaks   int
+	timerSpurious    int
+	windows          []windowRecord
+	buckets          []bucket // per sample: what ended in it
+	instancesWithRPC int
+}
+
+// bucket counts what happened in one sample interval ((k-1)I, kI].
+type bucket struct {
+	ok, failed int
+	byCode     [codes.Unauthenticated + 1]int32
+	retries    int
+}
+
+// windowRecord is a closed failure window of one instance.
+type windowRecord struct {
+	inst uint32
+	w    dataplane.Window
+}
+
+// configKey identifies a channel config: the resources it is built from,
+// which are shared by every client that has them, and the implementation.
+type configKey struct {
+	lis, rc, cl, eds *xdsclient.Decoded
+	prof             dataplane.Profile
+}
+
+func (w *world) bucketAt(t sim.Time) *bucket {
+	iv := int64(w.cfg.SampleInterval)
+	k := int((int64(t) + iv - 1) / iv)
+	for len(w.dp.buckets) <= k {
+		w.dp.buckets = append(w.dp.buckets, bucket{})
+	}
+	return &w.dp.buckets[k]
+}
+
+// buildDataPlane sets up the backends and the backend events.
+func (w *world) buildDataPlane() {
+	w.backends.Defaults = w.cfg.DataPlane.Backend
+	for i, e := range w.cfg.BackendEvents {
+		for _, key := range e.Backends {
+			w.backends.ID(key)
+		}
+		w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(e.At), Entity: uint32(i), Kind: kindBackend})
+		if e.Duration > 0 && e.At+e.Duration < w.cfg.Duration {
+			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(e.At + e.Duration), Entity: uint32(i), Kind: kindBackend, Arg: 1})
+		}
+	}
+}
+
+// backendEvent applies the start (Arg 0) or end (Arg 1) of a backend event.
+func (w *world) backendEvent(ev sim.Event) {
+	e := &w.cfg.BackendEvents[ev.Entity]
+	now := w.kernel.Now()
+	end := ev.Arg == 1
+	for _, key := range e.Backends {
+		id := w.backends.ID(key)
+		b := w.backends.Get(id)
+		switch e.Action {
+		case BackendDown:
+			if end {
+				w.backends.Start(id, now)
+			} else {
+				w.backends.Crash(id, now)
+			}
+		case BackendDrain:
+			if end {
+				w.backends.Crash(id, now)
+			} else {
+				w.backends.Drain(id, now, e.Duration)
+			}
+		case BackendSlow:
+			b.ServiceTime = e.ServiceTime
+			if end {
+				b.ServiceTime = w.cfg.DataPlane.Backend.ServiceTime
+			}
+		case BackendFail:
+			b.ErrorRate, b.ErrorCode = e.ErrorRate, e.ErrorCode
+			if end {
+				b.ErrorRate, b.ErrorCode = w.cfg.DataPlane.Backend.ErrorRate, w.cfg.DataPlane.Backend.ErrorCode
+			}
+		}
+	}
+}
+
+// startRPCs starts the instance's RPC arrivals.
+func (w *world) startRPCs(ii uint32) {
+	inst := &w.insts[ii]
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
+	if load.Rate <= 0 {
+		return
+	}
+	inst.rpcGen++
+	inst.ch.Reset()
+	if load.ThrottleMaxTokens > 0 {
+		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
+	}
+	rng := w.clients[inst.client].rng
+	mean := load.interval()
+	first := rng.Exp(mean)
+	if load.Constant {
+		first = time.Duration(rng.Uniform(0, float64(mean)))
+	}
+	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: uint64(inst.rpcGen)})
+}
+
+// interval is the mean time between two RPCs.
+func (l *RPCLoad) interval() time.Duration { return time.Duration(float64(time.Second) / l.Rate) }
+
+// stopRPCs ends the instance's RPCs, as a process exit does: arrivals
+// stop, RPCs in flight vanish uncounted, an open failure window closes.
+func (w *world) stopRPCs(ii uint32) {
+	inst := &w.insts[ii]
+	inst.rpcGen++
+	inst.ch.Reset()
+	for _, s := range inst.waiting {
+		w.rpcs.free(s)
+	}
+	inst.waiting = inst.waiting[:0]
+	if win, ok := inst.win.Close(); ok {
+		w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+	}
+}
+
+// rpcArrival begins one RPC and schedules the next arrival.
+func (w *world) rpcArrival(ev sim.Event) {
+	ii := ev.Entity
+	inst := &w.insts[ii]
+	if uint32(ev.Arg) != inst.rpcGen || inst.xds == nil {
+		return
+	}
+	c := &w.clients[inst.client]
+	load := &w.cfg.Groups[c.group].RPC
+	gap := load.interval()
+	if !load.Constant {
+		gap = c.rng.Exp(gap)
+	}
+	w.kernel.After(gap, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: ev.Arg})
+
+	now := w.kernel.Now()
+	w.dp.rpcs++
+	if inst.ch.Config() == nil && w.watchesFailed(ii) {
+		// The resolver reported an error: the channel is in
+		// TRANSIENT_FAILURE and a non-wait-for-ready RPC fails at once.
+		w.finish(ii, now, codes.Unavailable, w.noConfigCause(ii), false)
+		return
+	}
+	s := w.rpcs.alloc()
+	r := &w.rpcs.slots[s]
+	gen := r.gen
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: gen, session: -1}
+	if load.Deadline > 0 {
+		r.deadline = now.Add(load.Deadline)
+	}
+	if inst.ch.Config() == nil {
+		// No resolver result yet: the channel is IDLE or CONNECTING and
+		// the RPC waits for a config, up to its deadline.
+		inst.waiting = append(inst.waiting, s)
+		if r.deadline != 0 {
+			r.code, r.cause = codes.DeadlineExceeded, dataplane.NoConfigCPUnreachable
+			w.kernel.Schedule(sim.Event{At: r.deadline, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
+		}
+		return
+	}
+	w.begin(s)
+}
+
+// begin starts an RPC's first attempt on the channel's config.
+func (w *world) begin(s uint32) {
+	r := &w.rpcs.slots[s]
+	ii := r.inst
+	inst := &w.insts[ii]
+	now := w.kernel.Now()
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
+	cfg := inst.ch.Config()
+	w.dp.attempted++
+	r.call.Start(cfg.Retry, now, r.deadline)
+	if load.Sessions > 0 && cfg.Session != nil && dataplane.PathMatches(cfg.Session.Path, load.Method) {
+		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
+		r.session = int32(idx)
+		if started {
+			w.dp.sessionsStarted++
+		}
+	}
+	w.attempt(s)
+}
+
+// configChanged releases the RPCs waiting for a config: they start on the
+// new one, or fail if the resolver reported an error.
+func (w *world) configChanged(ii uint32) {
+	inst := &w.insts[ii]
+	if len(inst.waiting) == 0 {
+		return
+	}
+	waiting := inst.waiting
+	inst.waiting = nil
+	now := w.kernel.Now()
+	for _, s := range waiting {
+		r := &w.rpcs.slots[s]
+		r.gen++ // cancels its deadline event
+		if inst.ch.Config() != nil {
+			w.begin(s)
+			continue
+		}
+		w.rpcs.free(s)
+		w.finish(ii, now, codes.Unavailable, w.noConfigCause(ii), false)
+	}
+}
+
+// attempt picks a backend for the RPC's current attempt and schedules its
+// end.
+func (w *world) attempt(s uint32) {
+	r := &w.rpcs.slots[s]
+	ii := r.inst
+	inst := &w.insts[ii]
+	c := &w.clients[inst.client]
+	now := w.kernel.Now()
+	w.dp.attempts++
+	env := w.env(ii)
+	p := inst.ch.Pick(&env, int(r.session))
+	if p.AffinityBroken && !r.broken {
+		r.broken = true
+		w.dp.affinityBreaks++
+	}
+	if p.Result == dataplane.Failed {
+		cause := dataplane.NoHealthyEndpoint
+		if !p.NoEndpoint {
+			cause = w.downCause(ii)
+		}
+		r.onBackend = false
+		w.attemptEnded(s, now, codes.Unavailable, cause)
+		return
+	}
+	deadline := r.deadline
+	done, code := w.backends.Answer(p.Backend, p.At, c.rng)
+	r.backend, r.bgen, r.code, r.onBackend = p.Backend, p.Gen, code, true
+	r.cause = dataplane.BackendError
+	at := done
+	if deadline != 0 && done > deadline {
+		at, r.code, r.cause = deadline, codes.DeadlineExceeded, dataplane.Deadline
+	}
+	inst.ch.Started(p.Backend)
+	w.kernel.Schedule(sim.Event{At: at, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
+}
+
+// attemptDone ends an attempt that reached (or waited for) a backend.
+func (w *world) attemptDone(ev sim.Event) {
+	s := ev.Entity
+	r := &w.rpcs.slots[s]
+	if uint32(ev.Arg) != r.gen {
+		return
+	}
+	inst := &w.insts[r.inst]
+	if r.instGen != inst.rpcGen {
+		w.rpcs.free(s) // the client stopped under it
+		return
+	}
+	code, cause := r.code, r.cause
+	if !r.onBackend {
+		// A deadline that ran out while the RPC waited for a config.
+		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
+		w.rpcs.free(s)
+		w.finish(r.inst, w.kernel.Now(), code, cause, false)
+		return
+	}
+	inst.ch.Finished(r.backend)
+	if !w.backends.Alive(r.backend, r.bgen) {
+		// The connection reset under the RPC: the backend crashed or
+		// restarted.
+		code, cause = codes.Unavailable, w.downCause(r.inst)
+	}
+	w.attemptEnded(s, w.kernel.Now(), code, cause)
+}
+
+// attemptEnded feeds an attempt's outcome to the retry machine.
+func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause dataplane.Cause) {
+	r := &w.rpcs.slots[s]
+	inst := &w.insts[r.inst]
+	d := r.call.AttemptDone(now, code, &inst.throttle, w.clients[inst.client].rng)
+	if d.Throttled {
+		w.dp.throttled++
+	}
+	if d.Retry {
+		w.dp.retries++
+		w.bucketAt(d.At).retries++
+		r.cause = cause
+		w.kernel.Schedule(sim.Event{At: d.At, Entity: s, Kind: kindRPCRetry, Arg: uint64(r.gen)})
+		return
+	}
+	// When the deadline runs out while the RPC waits to retry, it ends
+	// DEADLINE_EXCEEDED and the failure that made it retry is the cause.
+	ii, broken := r.inst, r.broken
+	w.rpcs.free(s)
+	w.finish(ii, d.At, d.Code, cause, broken)
+}
+
+// rpcRetry starts a retry attempt.
+func (w *world) rpcRetry(ev sim.Event) {
+	s := ev.Entity
+	r := &w.rpcs.slots[s]
+	if uint32(ev.Arg) != r.gen {
+		return
+	}
+	if r.instGen != w.insts[r.inst].rpcGen {
+		w.rpcs.free(s)
+		return
+	}
+	r.call.BeginRetry()
+	w.attempt(s)
+}
+
+// finish records an RPC's final outcome at t.
+func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
+	b := w.bucketAt(t)
+	b.byCode[code]++
+	w.dp.byCode[code]++
+	if code == codes.OK && !broken {
+		b.ok++
+		return
+	}
+	if code == codes.OK {
+		// The RPC succeeded on another backend, but its session's state
+		// was lost with its backend (gRFC A55): a failure of the session.
+		cause = dataplane.AffinityBroken
+		b.ok++
+	} else {
+		w.dp.failed++
+		b.failed++
+	}
+	inst := &w.insts[ii]
+	if win, ok := inst.win.Fail(t, w.cfg.DataPlane.WindowGap, code, cause); ok {
+		w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+	}
+}
+
+func (w *world) env(ii uint32) dataplane.Env {
+	inst := &w.insts[ii]
+	c := &w.clients[inst.client]
+	g := &w.cfg.Groups[c.group]
+	link := &w.cfg.Link
+	if g.Link != nil {
+		link = g.Link
+	}
+	return dataplane.Env{Now: w.kernel.Now(), Backends: &w.backends, Backoff: &w.cfg.Backoff, Link: link, Rand: c.rng, Profile: g.DataPlane}
+}
+
+// noConfigCause says why an instance has no usable config: the first
+// resource of its chain that failed, or no config from any server yet.
+func (w *world) noConfigCause(ii uint32) dataplane.Cause {
+	for _, wt := range w.insts[ii].watched {
+		if wt.res == nil && wt.failed {
+			return wt.cause
+		}
+	}
+	return dataplane.NoConfigCPUnreachable
+}
+
+// watchFailed records why a watched resource was taken away, from ground
+// truth: a does-not-exist timer is spurious if a server of the instance
+// held the resource when it fired.
+func (w *world) watchFailed(ii uint32, n *xdsclient.Notification) dataplane.Cause {
+	switch n.Cause {
+	case xdsclient.CauseNACK:
+		return dataplane.NACK
+	case xdsclient.CauseDeleted:
+		return dataplane.ResourceDeleted
+	case xdsclient.CauseServerError:
+		return dataplane.ResourceError
+	case xdsclient.CauseTimeout:
+		if w.serverHolds(ii, n.Type, n.Name) {
+			return dataplane.ResourceTimerSpurious
+		}
+		return dataplane.ResourceDoesNotExist
+	}
+	return dataplane.NoConfigCPUnreachable
+}
+
+// serverHolds reports whether any server of the instance's bootstrap holds
+// the resource.
+func (w *world) serverHolds(ii uint32, t xdsclient.ResourceType, name string) bool {
+	g := &w.cfg.Groups[w.clients[w.insts[ii].client].group]
+	for _, cp := range g.Servers {
+		if _, ok := w.servers[cp].Lookup(controlplane.ResourceType(t), name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// downCause labels a failure to reach a backend: stale EDS when the server
+// the instance is using holds other endpoints than the instance has.
+func (w *world) downCause(ii uint32) dataplane.Cause {
+	inst := &w.insts[ii]
+	g := &w.cfg.Groups[w.clients[inst.client].group]
+	for _, wt := range inst.watched {
+		if wt.typ != xdsclient.EDS || wt.res == nil {
+			continue
+		}
+		srv := 0
+		for s := 0; s < int(inst.nconns); s++ {
+			if inst.xds != nil && inst.xds.Metrics(s).Active {
+				srv = s
+				break
+			}
+		}
+		cur, ok := w.servers[g.Servers[srv]].Lookup(controlplane.EDS, wt.name)
+		if !ok || !bytes.Equal(cur.GetValue(), wt.res.Raw.GetValue()) {
+			return dataplane.BackendDownStaleEDS
+		}
+	}
+	return dataplane.BackendDown
+}
+
+// channelConfig returns the shared data-plane config of a complete set of
+// resources, building it the first time.
+func (w *world) channelConfig(ii uint32, lis, rc, cl, eds *xdsclient.Decoded) *dataplane.Config {
+	g := &w.cfg.Groups[w.clients[w.insts[ii].client].group]
+	key := configKey{lis: lis, rc: rc, cl: cl, eds: eds, prof: g.DataPlane}
+	if c, ok := w.dpConfigs[key]; ok {
+		return c
+	}
+	var route *routepb.RouteConfiguration
+	if rc != nil {
+		route = rc.Message.(*routepb.RouteConfiguration)
+	}
+	target := lis.Name
+	c, err := dataplane.BuildConfig(target, lis.Message.(*listenerpb.Listener), route, cl.Message.(*clusterpb.Cluster),
+		eds.Message.(*endpointpb.ClusterLoadAssignment), g.DataPlane,
+		func(cluster, addr string) uint32 { return w.backends.ID(dataplane.BackendKey(cluster, addr)) })
+	if err != nil {
+		c = nil // a config gRPC would fail on: RPCs fail as with no config
+	}
+	w.dpConfigs[key] = c
+	return c
+}
+
+// BackendKey is dataplane.BackendKey for a generated endpoint address and
+// port, as scenarios name backends.
+func BackendKey(cluster, ip string, port uint32) string {
+	return dataplane.BackendKey(cluster, net.JoinHostPort(ip, strconv.Itoa(int(port))))
+}

@@ -1,0 +1,108 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/dataplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// rpcConfig is a fleet on one server serving "echo" with three
+// endpoints, each client sending 10 RPCs/s with a 1 s deadline.
+func rpcConfig(clients int) Config {
+	cfg := xdsConfig(clients, xdsclient.GRPCGo())
+	cfg.ControlPlanes = cfg.ControlPlanes[:1]
+	cfg.Groups[0].Servers = []int{0}
+	cfg.Groups[0].RPC = RPCLoad{Rate: 10, Deadline: time.Second, Method: "/e.E/C"}
+	cfg.Groups[0].DataPlane = dataplane.ProfileByName("grpc-go")
+	cfg.DataPlane = DataPlane{WindowGap: time.Second, Backend: dataplane.Backend{ServiceTime: sim.Constant(2 * time.Millisecond)}}
+	return cfg
+}
+
+// echoBackends are the keys of the "echo" backends first .. first+n-1.
+func echoBackends(first, n int) []string {
+	var keys []string
+	for i := first; i < first+n; i++ {
+		keys = append(keys, BackendKey("echo-cluster", controlplane.GeneratedAddress(i), controlplane.DefaultPort))
+	}
+	return keys
+}
+
+// TestStaleEDSWindowIsLabelledBackendDownStaleEDS replaces every backend
+// of "echo" (a rolling deploy: new addresses, old processes stopped) while
+// half the clients are cut off from the control plane. Those keep their
+// old endpoints and fail until the partition heals; the others move to the
+// new endpoints and do not fail.
+func TestStaleEDSWindowIsLabelledBackendDownStaleEDS(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		partition bool
+	}{{"partitioned clients keep stale EDS", true}, {"connected clients follow the deploy", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rpcConfig(40)
+			if tc.partition {
+				cfg.Faults = []network.Fault{{Kind: network.Partition, Start: sim.Time(0).Add(60 * time.Second),
+					Duration: 60 * time.Second, Fraction: 0.5}}
+			}
+			cfg.Changes = []Change{{At: 70 * time.Second, Action: ReplaceEndpoints, Service: "echo", First: 0, Count: 3}}
+			cfg.BackendEvents = []BackendEvent{{At: 75 * time.Second, Action: BackendDown, Backends: echoBackends(0, 3), Label: "old echo down"}}
+			r := run(t, cfg)
+			stale := metric(t, r, "failure_windows.by_cause.backend_down_stale_eds.count")
+			failed := metric(t, r, "rpc.failed")
+			if !tc.partition {
+				if failed != 0 {
+					t.Errorf("rpc.failed = %v, want 0: every client had the new endpoints before the old ones stopped", failed)
+				}
+				return
+			}
+			if stale < 15 || stale != metric(t, r, "failure_windows.count") {
+				t.Errorf("stale-EDS windows = %v of %v, want one per partitioned client (about 20)", stale, metric(t, r, "failure_windows.count"))
+			}
+			// The windows run from the old backends' stop to when the
+			// partition heals and the clients reconnect.
+			if p50 := metric(t, r, "failure_windows.duration_seconds.p50"); p50 < 40 || p50 > 60 {
+				t.Errorf("window p50 = %vs, want about 45 s (75 s to 120 s and a reconnect)", p50)
+			}
+		})
+	}
+}
+
+// TestSpuriousTimerWindowGoesWithTheLongerTimer runs clients (spec
+// profile: A88) against a server that takes 16 s to answer a request. With
+// the 15 s resource timer every resource is reported missing while the
+// server holds it, and the RPCs waiting for a config (no deadline) fail
+// with cause resource_timer_spurious; with
+// resource_timer_is_transient_error (30 s, gRFC A88) they wait and succeed.
+func TestSpuriousTimerWindowGoesWithTheLongerTimer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		transient bool
+	}{{"15 s timer", false}, {"30 s timer", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rpcConfig(20)
+			cfg.Groups[0].Profile = xdsclient.Spec()
+			cfg.Groups[0].RPC.Deadline = 0
+			cfg.ControlPlanes[0].Server.Capacity = controlplane.Capacity{ServiceTime: sim.Constant(16 * time.Second)}
+			cfg.Groups[0].Features.ResourceTimerIsTransientError = tc.transient
+			r := run(t, cfg)
+			spurious := metric(t, r, "failure_windows.by_cause.resource_timer_spurious.count")
+			fired := metric(t, r, "xds.resource_timer_spurious")
+			if tc.transient {
+				if spurious != 0 || fired != 0 || metric(t, r, "rpc.failed") != 0 {
+					t.Errorf("with the 30 s timer: %v spurious windows, %v spurious firings, %v failed RPCs; want none",
+						spurious, fired, metric(t, r, "rpc.failed"))
+				}
+				return
+			}
+			if spurious < 20 || fired < 20 {
+				t.Errorf("with the 15 s timer: %v spurious windows, %v spurious firings; want at least one per client", spurious, fired)
+			}
+		})
+	}
+	// Reference: gRFC A57, "Handling Resources That Do Not Exist"; gRFC
+	// A88, resource_timer_is_transient_error.
+}

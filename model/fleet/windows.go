@@ -1,0 +1,247 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdssim/xdssim/model/dataplane"
+)
+
+// reportedCodes are the status codes the data plane can end an RPC with;
+// summary.json has rpc.by_code.<CODE> for each.
+var reportedCodes = []codes.Code{codes.OK, codes.Canceled, codes.DeadlineExceeded, codes.ResourceExhausted,
+	codes.Internal, codes.Unavailable}
+
+// codeName spells a code as gRPC's status names do ("UNAVAILABLE").
+func codeName(c codes.Code) string {
+	if c == codes.Canceled {
+		return "CANCELLED"
+	}
+	s := c.String()
+	out := make([]byte, 0, len(s)+4)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch >= 'A' && ch <= 'Z' && i > 0 && s[i-1] >= 'a' {
+			out = append(out, '_')
+		}
+		if ch >= 'a' && ch <= 'z' {
+			ch -= 'a' - 'A'
+		}
+		out = append(out, ch)
+	}
+	return string(out)
+}
+
+// closeWindows ends every failure window still open at the end of the run,
+// in instance order.
+func (w *world) closeWindows() {
+	for ii := range w.insts {
+		if win, ok := w.insts[ii].win.Close(); ok {
+			w.dp.windows = append(w.dp.windows, windowRecord{inst: uint32(ii), w: win})
+		}
+	}
+	slices.SortStableFunc(w.dp.windows, func(a, b windowRecord) int {
+		if a.w.Start != b.w.Start {
+			return int(a.w.Start - b.w.Start)
+		}
+		return int(a.inst) - int(b.inst)
+	})
+}
+
+// loadedInstances counts the instances that send RPCs.
+func loadedInstances(cfg *Config) int {
+	n := 0
+	for _, g := range cfg.Groups {
+		if len(g.Servers) > 0 && g.RPC.Rate > 0 {
+			n += g.Clients * len(g.Targets)
+		}
+	}
+	return n
+}
+
+// dataPlaneMetrics adds the RPC, failure-window, session and retry figures.
+func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
+	var dp dpCounters
+	var faults []Fault
+	if w != nil {
+		dp = w.dp
+		faults = w.faultList()
+	}
+	add("rpc.total", float64(dp.rpcs))
+	add("rpc.failed", float64(dp.failed))
+	ratio := 1.0
+	if dp.rpcs > 0 {
+		ratio = float64(dp.rpcs-dp.failed) / float64(dp.rpcs)
+	}
+	add("rpc.success_ratio", ratio)
+	add("rpc.attempts", float64(dp.attempts))
+	for _, c := range reportedCodes {
+		add("rpc.by_code."+codeName(c), float64(dp.byCode[c]))
+	}
+	add("xds.resource_timer_spurious", float64(dp.timerSpurious))
+	add("sessions.started", float64(dp.sessionsStarted))
+	add("sessions.affinity_breaks", float64(dp.affinityBreaks))
+	add("retries.attempts", float64(dp.retries))
+	add("retries.throttled", float64(dp.throttled))
+	amp := 1.0
+	if dp.attempted > 0 {
+		amp = float64(dp.attempts) / float64(dp.attempted)
+	}
+	add("retries.amplification", amp)
+
+	durs := make([]float64, 0, len(dp.windows))
+	var total float64
+	var count [dataplane.NumCauses]int
+	var secs [dataplane.NumCauses]float64
+	for i := range dp.windows {
+		win := &dp.windows[i].w
+		d := win.Duration().Seconds()
+		durs = append(durs, d)
+		total += d
+		count[win.Cause()]++
+		secs[win.Cause()] += d
+	}
+	slices.Sort(durs)
+	add("failure_windows.count", float64(len(durs)))
+	add("failure_windows.client_seconds", total)
+	for _, q := range []struct {
+		name string
+		p    float64
+	}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}} {
+		v := 0.0
+		if len(durs) > 0 {
+			v = stat.Quantile(q.p, stat.Empirical, durs, nil)
+		}
+		add("failure_windows.duration_seconds."+q.name, v)
+	}
+	maxD := 0.0
+	if len(durs) > 0 {
+		maxD = durs[len(durs)-1]
+	}
+	add("failure_windows.duration_seconds.max", maxD)
+	for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
+		add("failure_windows.by_cause."+c.String()+".count", float64(count[c]))
+		add("failure_windows.by_cause."+c.String()+".client_seconds", secs[c])
+	}
+	rec := 0.0
+	for _, f := range faults {
+		rec = math.Max(rec, f.Recovery.Seconds())
+	}
+	add("failure_windows.max_recovery_seconds", rec)
+}
+
+// recovery is how long after a fault ends the failures it caused go on:
+// the latest end of a window that overlaps the fault, past the fault's end.
+func (w *world) recovery(f Fault) time.Duration {
+	var rec time.Duration
+	for i := range w.dp.windows {
+		win := &w.dp.windows[i].w
+		start, end := time.Duration(win.Start), time.Duration(win.End)
+		if start > f.End+w.cfg.DataPlane.WindowGap {
+			break // sorted by start
+		}
+		if end >= f.Start && end > f.End {
+			rec = max(rec, end-f.End)
+		}
+	}
+	return rec
+}
+
+// dataPlaneSeries are the RPC series, built from what ended in each sample
+// interval and from the failure windows.
+func (w *world) dataPlaneSeries(samples int) []Series {
+	n := loadedInstances(&w.cfg)
+	if n == 0 || samples == 0 {
+		return nil
+	}
+	iv := w.cfg.SampleInterval
+	perSec := 1 / iv.Seconds()
+	bucket := func(k int) bucket {
+		if k < len(w.dp.buckets) {
+			return w.dp.buckets[k]
+		}
+		return bucket{}
+	}
+	mk := func(name, title, unit string) Series {
+		return Series{Name: name, Title: title, Unit: unit, Values: make([]float64, samples)}
+	}
+	// In a failure window: a window covers the samples from the one its
+	// start falls in to the one its end falls in.
+	var inWindow [dataplane.NumCauses + 1][]int
+	for c := range inWindow {
+		inWindow[c] = make([]int, samples+1)
+	}
+	at := func(t int64) int { return min(int((t+int64(iv)-1)/int64(iv)), samples) }
+	for i := range w.dp.windows {
+		win := &w.dp.windows[i].w
+		a, b := at(int64(win.Start)), at(int64(win.End))
+		for _, c := range []int{int(dataplane.NumCauses), int(win.Cause())} {
+			inWindow[c][a]++
+			inWindow[c][min(b+1, samples)]--
+		}
+	}
+	out := []Series{mk("rpc.clients_failing", "Client channels in an RPC failure window", "%")}
+	var byCause []Series
+	var causes []dataplane.Cause
+	for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
+		if slices.ContainsFunc(w.dp.windows, func(r windowRecord) bool { return r.w.Cause() == c }) {
+			causes = append(causes, c)
+			byCause = append(byCause, mk("rpc.clients_failing."+c.String(),
+				"Client channels in a failure window: "+c.String(), "%"))
+		}
+	}
+	run := make([]int, len(causes)+1)
+	for k := 0; k < samples; k++ {
+		run[0] += inWindow[dataplane.NumCauses][k]
+		out[0].Values[k] = 100 * float64(run[0]) / float64(n)
+		for j, c := range causes {
+			run[j+1] += inWindow[c][k]
+			byCause[j].Values[k] = 100 * float64(run[j+1]) / float64(n)
+		}
+	}
+	out = append(out, byCause...)
+
+	success := mk("rpc.success_ratio", "RPC success ratio", "ratio")
+	retries := mk("retries.rate", "Retry attempts per second", "retries/s")
+	for k := 0; k < samples; k++ {
+		b := bucket(k)
+		success.Values[k] = math.NaN()
+		if b.ok+b.failed > 0 {
+			success.Values[k] = float64(b.ok) / float64(b.ok+b.failed)
+		}
+		retries.Values[k] = float64(b.retries) * perSec
+	}
+	out = append(out, success)
+	for _, c := range reportedCodes {
+		if w.dp.byCode[c] == 0 {
+			continue
+		}
+		s := mk("rpc.rate."+codeName(c), "RPCs per second ending "+codeName(c), "RPCs/s")
+		for k := 0; k < samples; k++ {
+			s.Values[k] = float64(bucket(k).byCode[c]) * perSec
+		}
+		out = append(out, s)
+	}
+	return append(out, retries)
+}
+
+// windowIntervals lists the failure windows as intervals.
+func (w *world) windowIntervals() []Interval {
+	out := make([]Interval, 0, len(w.dp.windows))
+	for i := range w.dp.windows {
+		r := &w.dp.windows[i]
+		inst := &w.insts[r.inst]
+		g := &w.cfg.Groups[w.clients[inst.client].group]
+		out = append(out, Interval{
+			Entity: fmt.Sprintf("%s/%s", w.clientName(inst.client), g.Targets[inst.target]),
+			Kind:   "failure_window/" + r.w.Cause().String(),
+			Start:  time.Duration(r.w.Start), End: time.Duration(r.w.End),
+		})
+	}
+	return out
+}
