@@ -35,8 +35,9 @@ func TestRunWritesTheReportAndPrintsWhereItWent(t *testing.T) {
 			}
 			out := tt.args[indexOf(tt.args, "--out")+1]
 			report := filepath.Join(out, "report.html")
-			if strings.TrimSpace(stdout) != report {
-				t.Errorf("stdout = %q, want the report path %q", stdout, report)
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			if lines[len(lines)-1] != report {
+				t.Errorf("stdout = %q, want it to end with the report path %q", stdout, report)
 			}
 			for _, f := range []string{"report.html", "summary.json"} {
 				if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
