@@ -67,7 +67,7 @@ func runFleet(t testing.TB, k cp.CacheKind, n int) ([32]byte, []cp.Response) {
 		}
 	}
 	// The config change: one cluster's policy.
-	change := svc("svc-4", 3+4%4)
+	change := svc("svc-4", 3) // as built above: 3+i%4 endpoints for i = 4
 	change.Retry = &cp.RetryPolicy{On: []string{"unavailable"}, NumRetries: 2}
 	change.LB = cp.LeastRequest
 	rs, err := s.SetService(sim.Time(n)*sim.Time(time.Millisecond), change)

@@ -60,18 +60,17 @@ func (rs *rpcSlots) free(s uint32) {
 
 // dpCounters are the data plane's totals.
 type dpCounters struct {
-	rpcs, failed     int
-	attempted        int // RPCs that made at least one attempt
-	byCode           [codes.Unauthenticated + 1]int
-	attempts         int
-	retries          int
-	throttled        int
-	sessionsStarted  int
-	affinityBreaks   int
-	timerSpurious    int
-	windows          []windowRecord
-	buckets          []bucket // per sample: what ended in it
-	instancesWithRPC int
+	rpcs, failed    int
+	attempted       int // RPCs that made at least one attempt
+	byCode          [codes.Unauthenticated + 1]int
+	attempts        int
+	retries         int
+	throttled       int
+	sessionsStarted int
+	affinityBreaks  int
+	timerSpurious   int
+	windows         []windowRecord
+	buckets         []bucket // per sample: what ended in it
 }
 
 // bucket counts what happened in one sample interval ((k-1)I, kI].
