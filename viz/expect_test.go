@@ -199,6 +199,7 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
       "pass": false
     }
   ],
+  "faults": [],
   "fleet": {
     "starts": 3
   },

@@ -25,13 +25,18 @@ var headerKeys = []string{"schema", "scenario", "seed", "clients", "virtual_seco
 // when it has any.
 const expectationsKey = "expectations"
 
+// faultsKey holds the scenario's faults with the time the fleet took to
+// recover from each, after the expectations.
+const faultsKey = "faults"
+
 // Summary renders r as summary.json: 2-space indented JSON holding, in this
 // order, "schema" (SummarySchema), "scenario", "seed", "clients",
 // "virtual_seconds" and "events"; then, when expectations are given,
 // "expectations": an array with one object per Expectation, in the order
 // given, holding "metric", "min" and "max" (each only when the scenario
 // gives it), "value" (null when the run reported none) and "pass"; then
-// every Metric nested by its dotted path ("fleet.clients_started": 300
+// "faults": one object per Fault, in order, with "label", "start_seconds",
+// "end_seconds" and "recovery_seconds"; then every Metric nested by its dotted path ("fleet.clients_started": 300
 // becomes "fleet": {"clients_started": 300}), with the keys of every metric
 // object sorted. Numbers print as the shortest decimal that reads back as
 // the same float64, integral ones without a fraction. The output ends with a
@@ -64,12 +69,32 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 			return nil, fmt.Errorf("viz: summary.json: %w", err)
 		}
 	}
+	b.WriteString(",\n")
+	writeFaults(&b, r.Faults)
 	for _, k := range tree.sortedKeys() {
 		b.WriteString(",\n")
 		writeMember(&b, 1, k, tree.children[k])
 	}
 	b.WriteString("\n}\n")
 	return b.Bytes(), nil
+}
+
+// writeFaults writes the "faults" array: each fault's label, start and end
+// in virtual seconds, and recovery_seconds, how long after its end the
+// RPC failure windows that overlapped it went on.
+func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
+	b.WriteString("  \"faults\": [")
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n    {\"label\": %s, \"start_seconds\": %s, \"end_seconds\": %s, \"recovery_seconds\": %s}",
+			quoteJSON(f.Label), formatSeconds(f.Start), formatSeconds(f.End), formatSeconds(f.Recovery))
+	}
+	if len(fs) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("]")
 }
 
 // WriteSummary writes Summary(r, expectations...) to w.
@@ -176,8 +201,8 @@ func metricTree(metrics []fleet.Metric) (*metricNode, error) {
 				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
 			}
 		}
-		if segs[0] == expectationsKey {
-			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, expectationsKey)
+		if segs[0] == expectationsKey || segs[0] == faultsKey {
+			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, segs[0])
 		}
 		n := root
 		for i, s := range segs {

@@ -22,6 +22,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 		Clients:  300,
 		Duration: 10 * time.Minute,
 		Events:   1234567,
+		Faults: []fleet.Fault{{Label: "server-down [primary]", Start: time.Minute, End: 3 * time.Minute, Recovery: 1500 * time.Millisecond}},
 		// Deliberately not sorted by Path: the output must not depend on it.
 		Metrics: []fleet.Metric{
 			{Path: "xds.resource_timer.fired", Value: 17},
@@ -39,6 +40,9 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
   "clients": 300,
   "virtual_seconds": 600,
   "events": 1234567,
+  "faults": [
+    {"label": "server-down [primary]", "start_seconds": 60, "end_seconds": 180, "recovery_seconds": 1.5}
+  ],
   "a_first": 0.1,
   "fleet": {
     "clients_started": 300
@@ -77,7 +81,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 	}
 }
 
-// TestSummaryWithoutMetricsHasOnlyTheHeader pins the header alone, with a
+// TestSummaryWithoutMetricsHasOnlyTheHeader pins the header alone (and no faults), with a
 // scenario name that needs JSON escaping and a seed above 2^53.
 func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
 	r := &fleet.Results{Scenario: "a \"quoted\" <name>\n", Seed: math.MaxUint64, Duration: 1500 * time.Millisecond}
@@ -87,7 +91,8 @@ func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
   "seed": 18446744073709551615,
   "clients": 0,
   "virtual_seconds": 1.5,
-  "events": 0
+  "events": 0,
+  "faults": []
 }
 `
 	got, err := Summary(r)
