@@ -22,7 +22,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 		Clients:  300,
 		Duration: 10 * time.Minute,
 		Events:   1234567,
-		Faults: []fleet.Fault{{Label: "server-down [primary]", Start: time.Minute, End: 3 * time.Minute, Recovery: 1500 * time.Millisecond}},
+		Faults:   []fleet.Fault{{Label: "server-down [primary]", Start: time.Minute, End: 3 * time.Minute, Recovery: 1500 * time.Millisecond}},
 		// Deliberately not sorted by Path: the output must not depend on it.
 		Metrics: []fleet.Metric{
 			{Path: "xds.resource_timer.fired", Value: 17},
