@@ -19,8 +19,6 @@ type Profile struct {
 	// HEALTHY or UNKNOWN (internal/xds/balancer/cdsbalancer/configbuilder.go),
 	// so a session on a draining host is always re-picked.
 	OverrideHost bool
-	// RetryJitter is how retry backoffs are jittered.
-	RetryJitter Jitter
 	// CapXDSAttempts applies gRFC A6's cap of 5 attempts to a retry
 	// policy from xDS. grpc-java (ManagedChannelServiceConfig) and C-core
 	// (retry_service_config.cc) do; grpc-go's xDS resolver sets
@@ -30,14 +28,14 @@ type Profile struct {
 
 // ProfileByName returns the data-plane profile of an XdsClient profile
 // name (grpc-go, grpc-java, grpc-core or spec).
-//
-// Every current release jitters retry backoffs by U(0.8, 1.2): gRFC A6 was
-// changed to say so (grpc/proposal#452) and grpc-java followed in 1.80.
+// Retry jitter is not a profile field: every current release jitters
+// retry backoffs by U(0.8, 1.2) (gRFC A6 was changed to say so,
+// grpc/proposal#452, and grpc-java followed in 1.80).
 func ProfileByName(name string) Profile {
 	if name == "grpc-go" {
-		return Profile{OverrideHost: false, RetryJitter: JitterGRPCGo, CapXDSAttempts: false}
+		return Profile{OverrideHost: false, CapXDSAttempts: false}
 	}
-	return Profile{OverrideHost: true, RetryJitter: JitterGRPCGo, CapXDSAttempts: true}
+	return Profile{OverrideHost: true, CapXDSAttempts: true}
 }
 
 // SubchannelState is a subchannel's connectivity as a picker sees it.
@@ -173,9 +171,6 @@ func (ch *Channel) state(i int, env *Env) (SubchannelState, sim.Time) {
 			sc.failures++
 		}
 	}
-	if sc.failures == 0 {
-		return Connecting, sc.nextAttempt
-	}
 	return TransientFailure, 0
 }
 
@@ -205,8 +200,10 @@ type Pick struct {
 	// becomes ready.
 	At sim.Time
 	// NoEndpoint is set on a failed pick when the config has no endpoint
-	// the policy may use at all.
+	// the policy may use at all; NoConfig when the channel has no config
+	// (the resolver reported an error since the RPC began).
 	NoEndpoint bool
+	NoConfig   bool
 	// AffinityBroken is set when the RPC belongs to a session whose
 	// backend could not be used, so it went elsewhere (gRFC A55).
 	AffinityBroken bool
@@ -222,7 +219,14 @@ func childUsable(h corepb.HealthStatus) bool {
 }
 
 // Pick picks an endpoint for an RPC. session is the RPC's session, or -1.
+// A channel without a config is in TRANSIENT_FAILURE: the pick fails, as
+// a retry's pick does after the resolver reports an error (grpc-go
+// picker_wrapper.go: a TRANSIENT_FAILURE picker fails non-wait-for-ready
+// RPCs).
 func (ch *Channel) Pick(env *Env, session int) Pick {
+	if ch.cfg == nil {
+		return Pick{Result: Failed, NoConfig: true, At: env.Now}
+	}
 	if session >= 0 {
 		s := &ch.sessions[session]
 		if s.host != 0 {

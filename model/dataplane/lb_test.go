@@ -187,3 +187,13 @@ func TestSessionsRenewAfterTheirRPCsOrLifetime(t *testing.T) {
 		t.Errorf("sessions started with a 4 s lifetime = %d, want 3", starts)
 	}
 }
+
+func TestPickWithoutAConfigFails(t *testing.T) {
+	w := newWorld(2, ProfileByName("spec"))
+	w.ch.SetConfig(nil, 0)
+	if p := w.pick(time.Second, -1); p.Result != Failed || !p.NoConfig {
+		t.Errorf("pick on a channel without config = %+v, want failed with NoConfig", p)
+	}
+	// Reference: grpc-go picker_wrapper.go (a TRANSIENT_FAILURE picker
+	// fails non-wait-for-ready RPCs).
+}

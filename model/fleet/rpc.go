@@ -33,7 +33,7 @@ type rpc struct {
 	backend, bgen uint32
 	code          codes.Code
 	cause         dataplane.Cause
-	onBackend     bool // the attempt reached a backend
+	waiting       bool // waiting for the channel's first config
 	broken        bool // the RPC's session lost its backend
 }
 
@@ -105,6 +105,7 @@ func (w *world) bucketAt(t sim.Time) *bucket {
 // buildDataPlane sets up the backends and the backend events.
 func (w *world) buildDataPlane() {
 	w.backends.Defaults = w.cfg.DataPlane.Backend
+	w.dp.buckets = make([]bucket, 0, int(w.cfg.Duration/w.cfg.SampleInterval)+2)
 	for i, e := range w.cfg.BackendEvents {
 		for _, key := range e.Backends {
 			w.backends.ID(key)
@@ -132,10 +133,10 @@ func (w *world) backendEvent(ev sim.Event) {
 				w.backends.Crash(id, now)
 			}
 		case BackendDrain:
+			// Through its termination grace period a draining backend
+			// serves every RPC it gets; then it stops.
 			if end {
 				w.backends.Crash(id, now)
-			} else {
-				w.backends.Drain(id, now, e.Duration)
 			}
 		case BackendSlow:
 			b.ServiceTime = e.ServiceTime
@@ -222,7 +223,9 @@ func (w *world) rpcArrival(ev sim.Event) {
 	}
 	if inst.ch.Config() == nil {
 		// No resolver result yet: the channel is IDLE or CONNECTING and
-		// the RPC waits for a config, up to its deadline.
+		// the RPC waits for a config, up to its deadline (grpc-go
+		// picker_wrapper.go blocks the pick until the first picker).
+		r.waiting = true
 		inst.waiting = append(inst.waiting, s)
 		if r.deadline != 0 {
 			r.code, r.cause = codes.DeadlineExceeded, dataplane.NoConfigCPUnreachable
@@ -266,6 +269,7 @@ func (w *world) configChanged(ii uint32) {
 	for _, s := range waiting {
 		r := &w.rpcs.slots[s]
 		r.gen++ // cancels its deadline event
+		r.waiting = false
 		if inst.ch.Config() != nil {
 			w.begin(s)
 			continue
@@ -291,17 +295,21 @@ func (w *world) attempt(s uint32) {
 		w.dp.affinityBreaks++
 	}
 	if p.Result == dataplane.Failed {
-		cause := dataplane.NoHealthyEndpoint
-		if !p.NoEndpoint {
+		var cause dataplane.Cause
+		switch {
+		case p.NoConfig:
+			cause = w.noConfigCause(ii)
+		case p.NoEndpoint:
+			cause = dataplane.NoHealthyEndpoint
+		default:
 			cause = w.downCause(ii)
 		}
-		r.onBackend = false
 		w.attemptEnded(s, now, codes.Unavailable, cause)
 		return
 	}
 	deadline := r.deadline
 	done, code := w.backends.Answer(p.Backend, p.At, c.rng)
-	r.backend, r.bgen, r.code, r.onBackend = p.Backend, p.Gen, code, true
+	r.backend, r.bgen, r.code = p.Backend, p.Gen, code
 	r.cause = dataplane.BackendError
 	at := done
 	if deadline != 0 && done > deadline {
@@ -311,7 +319,8 @@ func (w *world) attempt(s uint32) {
 	w.kernel.Schedule(sim.Event{At: at, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
 }
 
-// attemptDone ends an attempt that reached (or waited for) a backend.
+// attemptDone ends an attempt that reached a backend, or an RPC whose
+// deadline ran out while it waited for a config.
 func (w *world) attemptDone(ev sim.Event) {
 	s := ev.Entity
 	r := &w.rpcs.slots[s]
@@ -323,19 +332,19 @@ func (w *world) attemptDone(ev sim.Event) {
 		w.rpcs.free(s) // the client stopped under it
 		return
 	}
-	code, cause := r.code, r.cause
-	if !r.onBackend {
+	ii, code, cause := r.inst, r.code, r.cause
+	if r.waiting {
 		// A deadline that ran out while the RPC waited for a config.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
 		w.rpcs.free(s)
-		w.finish(r.inst, w.kernel.Now(), code, cause, false)
+		w.finish(ii, w.kernel.Now(), code, cause, false)
 		return
 	}
 	inst.ch.Finished(r.backend)
 	if !w.backends.Alive(r.backend, r.bgen) {
 		// The connection reset under the RPC: the backend crashed or
 		// restarted.
-		code, cause = codes.Unavailable, w.downCause(r.inst)
+		code, cause = codes.Unavailable, w.downCause(ii)
 	}
 	w.attemptEnded(s, w.kernel.Now(), code, cause)
 }
@@ -348,7 +357,7 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	if d.Throttled {
 		w.dp.throttled++
 	}
-	if d.Retry {
+	if d.Retry { // gRFC A6: the next attempt picks again after the backoff
 		w.dp.retries++
 		w.bucketAt(d.At).retries++
 		r.cause = cause
@@ -416,7 +425,7 @@ func (w *world) env(ii uint32) dataplane.Env {
 // resource of its chain that failed, or no config from any server yet.
 func (w *world) noConfigCause(ii uint32) dataplane.Cause {
 	for _, wt := range w.insts[ii].watched {
-		if wt.res == nil && wt.failed {
+		if wt.failed {
 			return wt.cause
 		}
 	}
@@ -460,16 +469,16 @@ func (w *world) serverHolds(ii uint32, t xdsclient.ResourceType, name string) bo
 func (w *world) downCause(ii uint32) dataplane.Cause {
 	inst := &w.insts[ii]
 	g := &w.cfg.Groups[w.clients[inst.client].group]
+	srv := 0 // the highest-priority active server (gRFC A71)
+	for s := 0; s < int(inst.nconns) && inst.xds != nil; s++ {
+		if inst.xds.Metrics(s).Active {
+			srv = s
+			break
+		}
+	}
 	for _, wt := range inst.watched {
 		if wt.typ != xdsclient.EDS || wt.res == nil {
 			continue
-		}
-		srv := 0
-		for s := 0; s < int(inst.nconns); s++ {
-			if inst.xds != nil && inst.xds.Metrics(s).Active {
-				srv = s
-				break
-			}
 		}
 		cur, ok := w.servers[g.Servers[srv]].Lookup(controlplane.EDS, wt.name)
 		if !ok || !bytes.Equal(cur.GetValue(), wt.res.Raw.GetValue()) {
@@ -496,7 +505,9 @@ func (w *world) channelConfig(ii uint32, lis, rc, cl, eds *xdsclient.Decoded) *d
 		eds.Message.(*endpointpb.ClusterLoadAssignment), g.DataPlane,
 		func(cluster, addr string) uint32 { return w.backends.ID(dataplane.BackendKey(cluster, addr)) })
 	if err != nil {
-		c = nil // a config gRPC would fail on: RPCs fail as with no config
+		// Resources the XdsClient accepted but no route matches the
+		// target: the channel has no config and its RPCs wait for one.
+		c = nil
 	}
 	w.dpConfigs[key] = c
 	return c

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
@@ -105,4 +107,27 @@ func TestSpuriousTimerWindowGoesWithTheLongerTimer(t *testing.T) {
 	}
 	// Reference: gRFC A57, "Handling Resources That Do Not Exist"; gRFC
 	// A88, resource_timer_is_transient_error.
+}
+
+// TestRetryAfterTheConfigIsGoneFailsWithItsCause deletes the service while
+// RPCs wait to retry against failing backends: the retries find no config
+// (the resolver reported the deletion) and fail with cause
+// resource_deleted instead of reaching a backend.
+func TestRetryAfterTheConfigIsGoneFailsWithItsCause(t *testing.T) {
+	cfg := rpcConfig(20)
+	cfg.ControlPlanes[0].Server.Services[0].Retry = &controlplane.RetryPolicy{NumRetries: 4, BaseInterval: 300 * time.Millisecond}
+	cfg.Groups[0].RPC.Deadline = 5 * time.Second
+	cfg.BackendEvents = []BackendEvent{{At: 30 * time.Second, Action: BackendFail, Backends: echoBackends(0, 3),
+		ErrorRate: 1, ErrorCode: codes.Unavailable, Label: "echo fails"}}
+	cfg.Changes = []Change{{At: 60 * time.Second, Action: DeleteService, Service: "echo"}}
+	r := run(t, cfg)
+	if got := metric(t, r, "failure_windows.by_cause.resource_deleted.count"); got == 0 {
+		t.Errorf("no resource_deleted window after the service was deleted")
+	}
+	if got := metric(t, r, "retries.attempts"); got == 0 {
+		t.Errorf("no retries against the failing backends")
+	}
+	// Reference: gRFC A88 (a deleted Listener is a ResourceChanged error;
+	// the resolver reports it and picks fail); gRFC A6 (each retry picks
+	// again).
 }
