@@ -193,7 +193,7 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		p := fmt.Sprintf("backend[%d]", i)
 		action, ok := backendActions[b.Action]
 		c.check(ok, p+".action", "%s, found %q", oneOf(backendActions), b.Action)
-		c.check(b.At >= 0 && b.At < s.Duration, p+".at", "expected a time from 0s to before the end of the run (%s), found %s", s.Duration, b.At)
+		c.during(p+".at", b.At, s.Duration)
 		c.check(b.Duration >= 0, p+".duration", "expected a duration >= 0 (0s: until the end of the run), found %s", b.Duration)
 		if action == fleet.BackendDrain {
 			c.check(b.Duration > 0, p+".duration", "drain needs the grace period: a duration > 0")

@@ -202,8 +202,7 @@ func (s *Scenario) validate(c *checker) {
 				"expected a number of clients from 1 to %d, found %d", maxClients, g.Clients)
 		}
 		total += max(g.Clients, 0)
-		c.check(g.StartAt >= 0 && g.StartAt < s.Duration, p+".start_at",
-			"expected a time from 0s to before the end of the run (%s), found %s", s.Duration, g.StartAt)
+		c.during(p+".start_at", g.StartAt, s.Duration)
 		c.check(g.StartSpread >= 0, p+".start_spread", "expected a duration >= 0, found %s", g.StartSpread)
 		s.validateGroupXDS(c, p, &g)
 	}
@@ -217,8 +216,7 @@ func (s *Scenario) validate(c *checker) {
 			_, ok := groups[r.Group]
 			c.check(ok, p+".group", "no group is named %q (groups: %s)", r.Group, groupNames(s.Fleet.Groups))
 		}
-		c.check(r.At >= 0 && r.At < s.Duration, p+".at",
-			"expected a time from 0s to before the end of the run (%s), found %s", s.Duration, r.At)
+		c.during(p+".at", r.At, s.Duration)
 		c.check(r.Fraction > 0 && r.Fraction <= 1, p+".fraction", "expected a fraction in (0, 1], found %v", r.Fraction)
 		c.check(r.Spread >= 0, p+".spread", "expected a duration >= 0, found %s", r.Spread)
 		c.check(r.Downtime >= 0, p+".downtime", "expected a duration >= 0, found %s", r.Downtime)
@@ -240,6 +238,12 @@ func groupNames(gs []Group) string {
 // checker records validation problems, skipping keys whose value already
 // failed to decode (their field holds a default, not what the user wrote).
 type checker struct{ p *problems }
+
+// during checks that the time at path falls within a run of the given
+// duration: from 0s to before its end.
+func (c *checker) during(path string, at, end time.Duration) bool {
+	return c.check(at >= 0 && at < end, path, "expected a time from 0s to before the end of the run (%s), found %s", end, at)
+}
 
 // given reports whether the user gave path a value, in the file or with
 // --set.

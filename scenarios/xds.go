@@ -317,7 +317,7 @@ func (s *Scenario) validateXDS(c *checker) {
 		p := fmt.Sprintf("fault[%d]", i)
 		kind, ok := faultKinds[f.Kind]
 		c.check(ok, p+".kind", "%s, found %q", oneOf(faultKinds), f.Kind)
-		c.check(f.At >= 0 && f.At < s.Duration, p+".at", "expected a time from 0s to before the end of the run (%s), found %s", s.Duration, f.At)
+		c.during(p+".at", f.At, s.Duration)
 		c.check(f.Duration >= 0, p+".duration", "expected a duration >= 0 (0: until the end of the run), found %s", f.Duration)
 		for j, name := range f.Servers {
 			c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
@@ -345,7 +345,7 @@ func (s *Scenario) validateXDS(c *checker) {
 		p := fmt.Sprintf("change[%d]", i)
 		action, err := fleet.ParseChangeAction(ch.Action)
 		c.check(err == nil, p+".action", "%v", err)
-		c.check(ch.At >= 0 && ch.At < s.Duration, p+".at", "expected a time from 0s to before the end of the run (%s), found %s", s.Duration, ch.At)
+		c.during(p+".at", ch.At, s.Duration)
 		servers := ch.Servers
 		for j, name := range servers {
 			c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())

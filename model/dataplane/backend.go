@@ -1,8 +1,6 @@
 package dataplane
 
 import (
-	"time"
-
 	"google.golang.org/grpc/codes"
 
 	"github.com/xdssim/xdssim/sim"
@@ -13,9 +11,6 @@ import (
 // the scenario's backend events and is independent of what any control
 // plane publishes about it.
 type Backend struct {
-	// Key names it: the ClusterLoadAssignment's cluster name and the
-	// endpoint address, "cluster|ip:port".
-	Key string
 	// Up is whether the process runs and accepts connections.
 	Up bool
 	// Gen counts its incarnations: a crash or restart ends one, and every
@@ -23,10 +18,6 @@ type Backend struct {
 	Gen uint32
 	// Since is when it last changed between down and up.
 	Since sim.Time
-	// DrainUntil, when set, is when a draining backend stops: until then
-	// it serves every RPC it gets, as a backend in its termination grace
-	// period does.
-	DrainUntil sim.Time
 	// ServiceTime is how long it takes to answer one RPC.
 	ServiceTime sim.Dist
 	// ErrorRate is the chance it answers an RPC with ErrorCode.
@@ -34,7 +25,8 @@ type Backend struct {
 	ErrorCode codes.Code
 }
 
-// Backends is the table of every backend the run knows, by identifier.
+// Backends is the table of every backend the run knows, by identifier;
+// [BackendKey] names each.
 // Identifiers are dense and stable: a backend is added the first time a
 // scenario event or a client's endpoint list names it.
 type Backends struct {
@@ -54,7 +46,7 @@ func (b *Backends) ID(key string) uint32 {
 		b.byKey = make(map[string]uint32)
 	}
 	be := b.Defaults
-	be.Key, be.Up, be.Gen = key, true, 1
+	be.Up, be.Gen = true, 1
 	b.list = append(b.list, be)
 	id := uint32(len(b.list) - 1)
 	b.byKey[key] = id
@@ -64,15 +56,12 @@ func (b *Backends) ID(key string) uint32 {
 // Get returns the backend with identifier id.
 func (b *Backends) Get(id uint32) *Backend { return &b.list[id] }
 
-// Len is the number of backends.
-func (b *Backends) Len() int { return len(b.list) }
-
 // Crash takes the backend down at now: its connections reset and it
 // refuses new ones.
 func (b *Backends) Crash(id uint32, now sim.Time) {
 	be := &b.list[id]
 	if be.Up {
-		be.Up, be.Since, be.DrainUntil = false, now, 0
+		be.Up, be.Since = false, now
 	}
 }
 
@@ -82,15 +71,6 @@ func (b *Backends) Start(id uint32, now sim.Time) {
 	if !be.Up {
 		be.Up, be.Since = true, now
 		be.Gen++
-	}
-}
-
-// Drain starts the backend's termination grace period: it serves until
-// now+grace and then stops (the caller crashes it then).
-func (b *Backends) Drain(id uint32, now sim.Time, grace time.Duration) {
-	be := &b.list[id]
-	if be.Up {
-		be.DrainUntil = now.Add(grace)
 	}
 }
 

@@ -125,7 +125,6 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 		}
 		p := PolicyFromXDS(rp.GetRetryOn(), n, rp.GetRetryBackOff().GetBaseInterval().AsDuration(),
 			rp.GetRetryBackOff().GetMaxInterval().AsDuration())
-		p.Jitter = prof.RetryJitter
 		if !prof.CapXDSAttempts {
 			p.MaxAttempts = 2
 			if n != nil {

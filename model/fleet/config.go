@@ -12,7 +12,6 @@
 package fleet
 
 import (
-	"fmt"
 	"time"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -191,26 +190,6 @@ const (
 	// Duration (0: to the end).
 	BackendFail
 )
-
-var backendActionNames = [...]string{BackendDown: "down", BackendDrain: "drain", BackendSlow: "slow", BackendFail: "fail"}
-
-// String names the action as scenarios spell it.
-func (a BackendAction) String() string {
-	if int(a) < len(backendActionNames) && backendActionNames[a] != "" {
-		return backendActionNames[a]
-	}
-	return fmt.Sprintf("BackendAction(%d)", a)
-}
-
-// ParseBackendAction parses an action as [BackendAction.String] spells it.
-func ParseBackendAction(s string) (BackendAction, error) {
-	for a, n := range backendActionNames {
-		if n != "" && n == s {
-			return BackendAction(a), nil
-		}
-	}
-	return 0, fmt.Errorf("expected one of: down, drain, slow, fail, found %q", s)
-}
 
 // BackendEvent changes the ground truth of some backends over a span of
 // virtual time.

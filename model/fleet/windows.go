@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -12,29 +13,15 @@ import (
 	"github.com/xdssim/xdssim/model/dataplane"
 )
 
-// reportedCodes are the status codes the data plane can end an RPC with;
-// summary.json has rpc.by_code.<CODE> for each.
-var reportedCodes = []codes.Code{codes.OK, codes.Canceled, codes.DeadlineExceeded, codes.ResourceExhausted,
-	codes.Internal, codes.Unavailable}
-
-// codeName spells a code as gRPC's status names do ("UNAVAILABLE").
-func codeName(c codes.Code) string {
-	if c == codes.Canceled {
-		return "CANCELLED"
-	}
-	s := c.String()
-	out := make([]byte, 0, len(s)+4)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch >= 'A' && ch <= 'Z' && i > 0 && s[i-1] >= 'a' {
-			out = append(out, '_')
-		}
-		if ch >= 'a' && ch <= 'z' {
-			ch -= 'a' - 'A'
-		}
-		out = append(out, ch)
-	}
-	return string(out)
+// reportedCodes are the status codes the data plane can end an RPC with,
+// by the names of grpc's doc/statuscodes.md; summary.json has
+// rpc.by_code.<NAME> for each.
+var reportedCodes = []struct {
+	code codes.Code
+	name string
+}{
+	{codes.OK, "OK"}, {codes.Canceled, "CANCELLED"}, {codes.DeadlineExceeded, "DEADLINE_EXCEEDED"},
+	{codes.ResourceExhausted, "RESOURCE_EXHAUSTED"}, {codes.Internal, "INTERNAL"}, {codes.Unavailable, "UNAVAILABLE"},
 }
 
 // closeWindows ends every failure window still open at the end of the run,
@@ -46,10 +33,7 @@ func (w *world) closeWindows() {
 		}
 	}
 	slices.SortStableFunc(w.dp.windows, func(a, b windowRecord) int {
-		if a.w.Start != b.w.Start {
-			return int(a.w.Start - b.w.Start)
-		}
-		return int(a.inst) - int(b.inst)
+		return cmp.Or(cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.inst, b.inst))
 	})
 }
 
@@ -69,8 +53,7 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	var dp dpCounters
 	var faults []Fault
 	if w != nil {
-		dp = w.dp
-		faults = w.faultList()
+		dp, faults = w.dp, w.spans
 	}
 	add("rpc.total", float64(dp.rpcs))
 	add("rpc.failed", float64(dp.failed))
@@ -81,7 +64,7 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	add("rpc.success_ratio", ratio)
 	add("rpc.attempts", float64(dp.attempts))
 	for _, c := range reportedCodes {
-		add("rpc.by_code."+codeName(c), float64(dp.byCode[c]))
+		add("rpc.by_code."+c.name, float64(dp.byCode[c.code]))
 	}
 	add("xds.resource_timer_spurious", float64(dp.timerSpurious))
 	add("sessions.started", float64(dp.sessionsStarted))
@@ -177,10 +160,13 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 		inWindow[c] = make([]int, samples+1)
 	}
 	at := func(t int64) int { return min(int((t+int64(iv)-1)/int64(iv)), samples) }
+	var present [dataplane.NumCauses]bool
 	for i := range w.dp.windows {
 		win := &w.dp.windows[i].w
 		a, b := at(int64(win.Start)), at(int64(win.End))
-		for _, c := range []int{int(dataplane.NumCauses), int(win.Cause())} {
+		cause := win.Cause()
+		present[cause] = true
+		for _, c := range []int{int(dataplane.NumCauses), int(cause)} {
 			inWindow[c][a]++
 			inWindow[c][min(b+1, samples)]--
 		}
@@ -189,7 +175,7 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 	var byCause []Series
 	var causes []dataplane.Cause
 	for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
-		if slices.ContainsFunc(w.dp.windows, func(r windowRecord) bool { return r.w.Cause() == c }) {
+		if present[c] {
 			causes = append(causes, c)
 			byCause = append(byCause, mk("rpc.clients_failing."+c.String(),
 				"Client channels in a failure window: "+c.String(), "%"))
@@ -218,12 +204,12 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 	}
 	out = append(out, success)
 	for _, c := range reportedCodes {
-		if w.dp.byCode[c] == 0 {
+		if w.dp.byCode[c.code] == 0 {
 			continue
 		}
-		s := mk("rpc.rate."+codeName(c), "RPCs per second ending "+codeName(c), "RPCs/s")
+		s := mk("rpc.rate."+c.name, "RPCs per second ending "+c.name, "RPCs/s")
 		for k := 0; k < samples; k++ {
-			s.Values[k] = float64(bucket(k).byCode[c]) * perSec
+			s.Values[k] = float64(bucket(k).byCode[c.code]) * perSec
 		}
 		out = append(out, s)
 	}

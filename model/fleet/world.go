@@ -88,6 +88,9 @@ type world struct {
 	dpConfigs map[configKey]*dataplane.Config
 	rpcs      rpcSlots
 	dp        dpCounters
+	// spans are the run's faults with their recovery times, once the
+	// run is over.
+	spans []Fault
 
 	running, down, peakDown int
 	starts, restarts        int
@@ -267,6 +270,7 @@ func (w *world) stopClient(ev sim.Event) {
 
 func (w *world) results() *Results {
 	w.closeWindows()
+	w.spans = w.faultList()
 	r := &Results{
 		Scenario:       w.cfg.Name,
 		Description:    w.cfg.Description,
@@ -279,7 +283,7 @@ func (w *world) results() *Results {
 		Series:         append(w.series, w.dataPlaneSeries(w.sample)...),
 		Metrics:        metrics(&w.cfg, w),
 		Intervals:      append(w.intervals, w.windowIntervals()...),
-		Faults:         w.faultList(),
+		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
 	}
 	sort.SliceStable(r.Intervals, func(i, j int) bool {
