@@ -62,7 +62,7 @@ func (c *typeChange) empty() bool { return len(c.update) == 0 && len(c.remove) =
 // version it currently serves per type. Every call runs synchronously:
 // responses land in the watches' buffered channels before it returns.
 type backend interface {
-	cachev3.ConfigWatcher
+	cachev3.Cache
 	// apply commits one change per type, in type order; a type without
 	// change keeps its version.
 	apply(batch *[NumTypes]typeChange)

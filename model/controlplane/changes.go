@@ -330,6 +330,14 @@ func resourceError(name string, st Status) *discoverypb.ResourceError {
 
 // Ground truth, for the fleet's root-cause labels and for tests.
 
+// Cache returns the go-control-plane cache that holds s's state of the
+// world, so that a real gRPC server (go-control-plane pkg/server/v3) can
+// serve it: validate/ does, to run real grpc-go clients against the same
+// config the simulation serves. The cache is safe for concurrent use; s
+// is not, so its config-change methods must still be called from one
+// goroutine at a time.
+func (s *Server) Cache() cachev3.Cache { return s.back }
+
 // Version returns the version the server serves for t.
 func (s *Server) Version(t ResourceType) string { return s.back.version(t) }
 

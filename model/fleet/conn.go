@@ -196,6 +196,9 @@ func (w *world) openStream(ci uint32) {
 			w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
 			return
 		}
+		if w.tracer != nil {
+			w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
+		}
 		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 	}
 }
@@ -246,6 +249,9 @@ func (w *world) deliverToServer(ev sim.Event) {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
 		return
 	}
+	if w.tracer != nil {
+		w.traceRequest(ci, &m.req)
+	}
 	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
 }
 
@@ -258,6 +264,9 @@ func (w *world) sendResponses(resps []controlplane.Response) {
 		id := c.st.ID()
 		if serverStream(ci, id) != r.Stream || !c.st.Live(id) {
 			continue
+		}
+		if w.tracer != nil {
+			w.traceResponse(ci, &r)
 		}
 		cl := w.connClient(c)
 		at, res := c.st.Send(now, id, network.ServerToClient, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
@@ -333,6 +342,9 @@ func (w *world) closeStream(ci uint32) {
 	if c.st.Live(id) {
 		c.st.Close(id)
 		w.servers[c.cp].CloseStream(w.kernel.Now(), serverStream(ci, id))
+		if w.tracer != nil {
+			w.traceConn(ci, TraceEvent{Kind: TraceStreamClose})
+		}
 	}
 	c.toServer.reset()
 	c.toClient.reset()

@@ -388,6 +388,13 @@ func (w *world) rpcRetry(ev sim.Event) {
 
 // finish records an RPC's final outcome at t.
 func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
+	if w.tracer != nil {
+		e := TraceEvent{Kind: TraceRPC, Code: code}
+		if code != codes.OK || broken {
+			e.Cause = cause
+		}
+		w.traceAt(ii, time.Duration(t), e)
+	}
 	b := w.bucketAt(t)
 	b.byCode[code]++
 	w.dp.byCode[code]++

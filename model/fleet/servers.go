@@ -93,40 +93,9 @@ func (w *world) applyEdge(i int) {
 // applyChange carries out a config change on its servers and sends what
 // they push.
 func (w *world) applyChange(i int) {
-	ch := w.cfg.Changes[i]
-	now := w.kernel.Now()
-	servers := ch.Servers
-	if len(servers) == 0 {
-		for si, s := range w.servers {
-			if _, ok := s.Service(ch.Service); ok || ch.Action == RestoreService {
-				servers = append(servers, si)
-			}
-		}
-	}
-	for _, si := range servers {
-		s := w.servers[si]
-		var resps []controlplane.Response
-		var err error
-		switch ch.Action {
-		case DeleteService:
-			resps, err = s.DeleteService(now, ch.Service)
-		case RestoreService:
-			for _, svc := range w.cfg.ControlPlanes[si].Server.Services {
-				if svc.Name == ch.Service {
-					resps, err = s.SetService(now, svc)
-				}
-			}
-		case PublishInvalid:
-			resps, err = s.PublishInvalid(now, ch.Service, ch.Defect)
-		case ScaleEndpoints:
-			resps, err = s.ScaleEndpoints(now, ch.Service, ch.Count)
-		case DrainEndpoints:
-			resps, err = s.DrainEndpoints(now, ch.Service, ch.Count)
-		case SetHealth:
-			resps, err = s.SetEndpointHealth(now, ch.Service, ch.First, ch.Count, ch.Health)
-		case ReplaceEndpoints:
-			resps, err = s.ReplaceEndpoints(now, ch.Service, ch.First, ch.Count)
-		}
+	ch := &w.cfg.Changes[i]
+	for _, si := range ch.Targets(w.servers) {
+		resps, err := ch.Apply(w.servers[si], w.cfg.ControlPlanes[si].Server, w.kernel.Now())
 		if err != nil {
 			// The scenario was validated against the servers' initial
 			// config; a change that no longer applies (a service deleted
@@ -136,6 +105,49 @@ func (w *world) applyChange(i int) {
 		}
 		w.sendResponses(resps)
 	}
+}
+
+// Targets returns the indexes of the servers ch applies to: its Servers,
+// or every server that has its service (any server, to restore it).
+func (ch *Change) Targets(servers []*controlplane.Server) []int {
+	if len(ch.Servers) > 0 {
+		return ch.Servers
+	}
+	var out []int
+	for si, s := range servers {
+		if _, ok := s.Service(ch.Service); ok || ch.Action == RestoreService {
+			out = append(out, si)
+		}
+	}
+	return out
+}
+
+// Apply carries out ch on s, a server configured at the start with
+// initial, at now, and returns what s pushes. The fleet applies changes
+// with it, and so does validate/, which serves s's cache over real gRPC.
+func (ch *Change) Apply(s *controlplane.Server, initial controlplane.Config, now sim.Time) ([]controlplane.Response, error) {
+	switch ch.Action {
+	case DeleteService:
+		return s.DeleteService(now, ch.Service)
+	case RestoreService:
+		for _, svc := range initial.Services {
+			if svc.Name == ch.Service {
+				return s.SetService(now, svc)
+			}
+		}
+		return nil, nil // the server never had it: nothing to restore
+	case PublishInvalid:
+		return s.PublishInvalid(now, ch.Service, ch.Defect)
+	case ScaleEndpoints:
+		return s.ScaleEndpoints(now, ch.Service, ch.Count)
+	case DrainEndpoints:
+		return s.DrainEndpoints(now, ch.Service, ch.Count)
+	case SetHealth:
+		return s.SetEndpointHealth(now, ch.Service, ch.First, ch.Count, ch.Health)
+	case ReplaceEndpoints:
+		return s.ReplaceEndpoints(now, ch.Service, ch.First, ch.Count)
+	}
+	return nil, fmt.Errorf("fleet: unknown change action %v", ch.Action)
 }
 
 // faultSpans labels every fault for the report's shading.

@@ -101,6 +101,7 @@ type world struct {
 	serverSe  [][]int // per server: indexes into series
 	intervals []Interval
 	progress  func(now, end time.Duration)
+	tracer    func(*TraceEvent)
 }
 
 // Options are what a caller may ask of a run beyond its Config.
@@ -108,6 +109,10 @@ type Options struct {
 	// Progress, if set, is called at every sample with the virtual time
 	// reached and the virtual time the run ends at.
 	Progress func(now, end time.Duration)
+	// Trace, if set, is called with every event of every instance that
+	// TraceKind lists, in virtual-time order. The event is only valid
+	// during the call.
+	Trace func(*TraceEvent)
 }
 
 // Run builds the world of cfg, runs it for cfg.Duration of virtual time,
@@ -118,6 +123,7 @@ func Run(cfg Config, opts Options) (*Results, error) {
 		return nil, err
 	}
 	w.progress = opts.Progress
+	w.tracer = opts.Trace
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
 	return w.results(), nil
 }

@@ -215,17 +215,26 @@ func (w *world) checkFallback(ii uint32) {
 	if inst.xds == nil {
 		return
 	}
-	on := false
-	for s := 1; s < int(inst.nconns); s++ {
-		on = on || inst.xds.Metrics(s).Active
+	active := 0
+	for s := int(inst.nconns) - 1; s >= 1; s-- {
+		if inst.xds.Metrics(s).Active {
+			active = s
+		}
 	}
+	on := active > 0
 	switch {
 	case on && !inst.fallback:
 		w.fx.fallbackSwitches++
 		w.fx.onFallback++
+		if w.tracer != nil {
+			w.traceConn(inst.firstConn+uint32(active), TraceEvent{Kind: TraceFallback})
+		}
 	case !on && inst.fallback:
 		w.fx.fallbackReverts++
 		w.fx.onFallback--
+		if w.tracer != nil {
+			w.traceConn(inst.firstConn, TraceEvent{Kind: TraceRevert})
+		}
 	}
 	inst.fallback = on
 }
@@ -416,8 +425,12 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 	}
 	if id.Kind == xdsclient.ResourceTimer {
 		w.fx.resourceTimerFired++
-		if w.serverHolds(ii, id.Type, id.Name) {
+		spurious := w.serverHolds(ii, id.Type, id.Name)
+		if spurious {
 			w.dp.timerSpurious++
+		}
+		if w.tracer != nil {
+			w.trace(ii, TraceEvent{Kind: TraceResourceTimer, Type: id.Type, Names: []string{id.Name}, Spurious: spurious})
 		}
 	}
 	w.xdsInput(ii, inst.xds.TimerFired(w.now(), id))
