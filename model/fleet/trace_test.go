@@ -61,3 +61,27 @@ func TestTraceShowsEachRequestAndItsACK(t *testing.T) {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got["web/0"], "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// When the Listener is deleted, grpc-go's dependency manager stops only
+// the route watch and keeps its cluster and endpoint watches until it has
+// a listener and route again (gRFC A74; grpc-go xdsdepmgr
+// onListenerResourceError; found by validate/cases/deletion.toml against
+// grpc-go 1.84).
+func TestListenerDeletionUnsubscribesOnlyTheRoute(t *testing.T) {
+	cfg := xdsConfig(1, xdsclient.GRPCGo())
+	cfg.Duration = 20 * time.Second
+	cfg.Changes = []Change{
+		{At: 5 * time.Second, Servers: []int{0}, Action: DeleteService, Service: "echo"},
+		{At: 12 * time.Second, Servers: []int{0}, Action: RestoreService, Service: "echo"},
+	}
+	got, _ := requests(t, cfg)
+	var unsubscribed []string
+	for _, r := range got["web/0"] {
+		if strings.Contains(r, "[]") {
+			unsubscribed = append(unsubscribed, strings.Fields(r)[2])
+		}
+	}
+	if want := []string{"RDS"}; !slices.Equal(unsubscribed, want) {
+		t.Errorf("types unsubscribed after the deletion: %v, want %v\n%s", unsubscribed, want, strings.Join(got["web/0"], "\n"))
+	}
+}

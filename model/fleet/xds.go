@@ -315,6 +315,19 @@ func (w *world) rederive(ii uint32) {
 			}
 		}
 	}
+	// The dependency manager re-derives its cluster and endpoint watches
+	// only from a listener and route it has; while either is missing (an
+	// error took it away) it keeps the watches it had, and a listener
+	// error only stops the route watch (gRFC A74; grpc-go xdsdepmgr
+	// onListenerResourceError, maybeSendUpdateLocked; the validate/
+	// deletion case shows it).
+	if lis == nil || (lis.RouteConfigName != "" && rc == nil) {
+		for i := range inst.watched {
+			if t := inst.watched[i].typ; t == xdsclient.CDS || t == xdsclient.EDS {
+				inst.watched[i].marked = true
+			}
+		}
+	}
 	kept := inst.watched[:0]
 	for _, wt := range inst.watched {
 		if wt.marked {
