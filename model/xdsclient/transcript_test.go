@@ -491,20 +491,10 @@ func (h *harness) newClient(b block, kv map[string]string) {
 }
 
 func featureString(f ServerFeatures) string {
-	var s []string
-	if f.IgnoreResourceDeletion {
-		s = append(s, "ignore_resource_deletion")
+	if names := f.Names(); len(names) > 0 {
+		return " features=" + strings.Join(names, ",")
 	}
-	if f.FailOnDataErrors {
-		s = append(s, "fail_on_data_errors")
-	}
-	if f.ResourceTimerIsTransientError {
-		s = append(s, "resource_timer_is_transient_error")
-	}
-	if len(s) == 0 {
-		return ""
-	}
-	return " features=" + strings.Join(s, ",")
+	return ""
 }
 
 // advance fires due timers in (deadline, arm order) and moves time to end.

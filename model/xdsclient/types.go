@@ -85,6 +85,22 @@ type ServerFeatures struct {
 	ResourceTimerIsTransientError bool
 }
 
+// Names returns the features as a bootstrap's server_features spells
+// them, in a fixed order.
+func (f ServerFeatures) Names() []string {
+	var out []string
+	if f.IgnoreResourceDeletion {
+		out = append(out, "ignore_resource_deletion")
+	}
+	if f.FailOnDataErrors {
+		out = append(out, "fail_on_data_errors")
+	}
+	if f.ResourceTimerIsTransientError {
+		out = append(out, "resource_timer_is_transient_error")
+	}
+	return out
+}
+
 // ServerConfig is one xds_servers entry of the bootstrap.
 type ServerConfig struct {
 	// URI is the server_uri.

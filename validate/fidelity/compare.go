@@ -1,0 +1,389 @@
+package fidelity
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/model/network"
+)
+
+// Tolerance is how far a time of the real run may be from the same time in
+// the simulation. Two things make them differ, and it adds both:
+//
+//   - Sampling: failure windows are seen through RPCs sent every
+//     RPCInterval, so each run sees a boundary up to one interval late;
+//     a real client's resource states through CSDS, polled every
+//     [CSDSPoll]; the client processes start up to StartSkew after their
+//     scheduled time; Slack covers goroutine and process scheduling on a
+//     loaded 2-core machine. Base is their sum.
+//   - Backoff jitter: after a connectivity outage, a client reconnects on
+//     its next retry, and the retry times are random (1 s, then ×1.6 each
+//     time with a uniform factor in [0.8, 1.2]: grpc-go
+//     internal/backoff and the channel's connection backoff, DESIGN.md
+//     defaults). The two runs draw different factors, so a time that
+//     falls after an outage may lie anywhere in the band of the possible
+//     first retries after it. [Outage] derives the band.
+type Tolerance struct {
+	RPCInterval time.Duration
+	StartSkew   time.Duration
+	Slack       time.Duration
+	Outages     []Outage
+}
+
+// Slack is the scheduling slack in every tolerance.
+const Slack = 250 * time.Millisecond
+
+// CSDSPoll is how often a real client polls its CSDS resource states
+// (package grpcgo).
+const CSDSPoll = 100 * time.Millisecond
+
+// Base is the tolerance of a time that follows no outage.
+func (t Tolerance) Base() time.Duration { return t.RPCInterval + CSDSPoll + t.StartSkew + t.Slack }
+
+// At returns the tolerance of a time that is at about at in both runs:
+// Base, plus the band of every outage whose reconnect band holds at.
+func (t Tolerance) At(at time.Duration) time.Duration {
+	tol := t.Base()
+	for _, o := range t.Outages {
+		if at >= o.End-tol && at <= o.End+o.Band+tol {
+			tol += o.Band
+		}
+	}
+	return tol
+}
+
+// Outage is a span in which clients could not reach a server, and the band
+// after its end in which they reconnect.
+type Outage struct {
+	// Start is when the clients' retries began: the fault's start, or the
+	// client's start if later. End is when the server was reachable again.
+	Start, End time.Duration
+	// Band is how long after End the first retry may come: the latest
+	// first retry after End over every choice of jitter.
+	Band time.Duration
+}
+
+// ReconnectBand returns how late after an outage of length d a client
+// that retried all along may reconnect.
+//
+// grpc-go retries in two places. The XdsClient retries its ADS stream on
+// its own backoff: at 0, then 1 s later (Backoff(0) is exactly 1 s), then
+// 1.6^k s × U(0.8, 1.2) after the k-th retry (internal/backoff,
+// ads_stream.go). The stream's pick connects the channel only if the
+// channel is IDLE: after a refused connect it sits in TRANSIENT_FAILURE
+// for its own backoff (the same sequence, clientconn.go
+// resetTransportAndUnlock), and a pick then fails at once
+// (picker_wrapper.go). So the reconnect comes at a stream retry: the
+// first one at or after d, or, if the channel is still in its backoff
+// then, the next one. The one after is always in time: the channel's
+// backoff after a connect at retry j is at most 1.2·1.6^j s, while the
+// two stream gaps after retry j add up to at least 0.8·1.6^j·2.6 s.
+//
+// With every factor 0.8 the k-th stream retry comes at lo[k], with every
+// factor 1.2 at hi[k]; a run's k-th retry lies in [lo[k], hi[k]]. The
+// first retry at or after d can be the K-th only if lo[K-1] < d, so the
+// reconnect comes at the latest at hi[K+1] for the largest such K.
+func ReconnectBand(d time.Duration, blackhole bool) time.Duration {
+	if blackhole {
+		// A connect attempt into a blackhole hangs until its deadline,
+		// the 20 s minimum connect timeout (grpc
+		// doc/connection-backoff.md); when the blackhole clears, the
+		// attempt in flight may complete at once or retry a connect
+		// timeout later.
+		return network.DefaultBackoffConfig().MinConnectTimeout
+	}
+	var lo, hi []float64
+	ds := d.Seconds()
+	for k := 0; ; k++ {
+		if k == 0 {
+			lo, hi = append(lo, 1), append(hi, 1)
+			continue
+		}
+		step := math.Min(math.Pow(1.6, float64(k)), 120)
+		lo, hi = append(lo, lo[k-1]+0.8*step), append(hi, hi[k-1]+1.2*step)
+		if lo[k-1] >= ds {
+			// lo[k-2] < d <= lo[k-1]: K = k-1, and hi[k] is the latest.
+			return time.Duration((hi[k] - ds) * float64(time.Second))
+		}
+	}
+}
+
+// ToleranceFor derives the tolerance of cfg's comparison.
+func ToleranceFor(cfg fleet.Config, startSkew time.Duration) Tolerance {
+	t := Tolerance{StartSkew: startSkew, Slack: Slack}
+	for _, g := range cfg.Groups {
+		t.RPCInterval = max(t.RPCInterval, time.Duration(float64(time.Second)/g.RPC.Rate))
+	}
+	for i := range cfg.Faults {
+		f := &cfg.Faults[i]
+		if f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole {
+			continue
+		}
+		end := f.End()
+		if end == network.Never || time.Duration(end) >= cfg.Duration {
+			continue
+		}
+		o := Outage{Start: time.Duration(f.Start), End: time.Duration(end)}
+		// The retries began at the fault, or at a client's start within it.
+		for _, g := range cfg.Groups {
+			start := max(o.Start, g.StartAt)
+			if start < o.End {
+				o.Band = max(o.Band, ReconnectBand(o.End-start, f.Kind == network.Blackhole))
+			}
+		}
+		t.Outages = append(t.Outages, o)
+	}
+	return t
+}
+
+// Check is one comparison of one client.
+type Check struct {
+	Client string
+	What   string // "xDS messages", "failure windows", "resource timers", "fallback switches"
+	Pass   bool
+	// Count is how many things were compared; MaxDelta the largest time
+	// difference among them.
+	Count    int
+	MaxDelta time.Duration
+	Detail   string
+}
+
+// Result is the comparison of one case.
+type Result struct {
+	Case      string
+	Tolerance Tolerance
+	Checks    []Check
+}
+
+// Pass reports whether every check passed.
+func (r *Result) Pass() bool {
+	for _, c := range r.Checks {
+		if !c.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Compare checks the real run against the simulation, client by client.
+func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
+	tol := ToleranceFor(cfg, real.StartSkew)
+	res := &Result{Case: cfg.Name, Tolerance: tol}
+	names := sim.Names()
+	for _, n := range real.Names() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		s, r := sim.Clients[n], real.Clients[n]
+		if s == nil {
+			s = &ClientObservation{}
+		}
+		if r == nil {
+			r = &ClientObservation{}
+		}
+		res.Checks = append(res.Checks,
+			compareMessages(n, s.Streams, r.Streams),
+			compareTimes(n, "failure windows", tol, windowTimes(s.Windows), windowTimes(r.Windows)),
+			compareTimes(n, "resource timers", tol, timerTimes(s.Timers), timerTimes(r.Timers)),
+			compareTimes(n, "fallback switches", tol, switchTimes(s.Switches), switchTimes(r.Switches)))
+	}
+	return res
+}
+
+// compareMessages checks that the streams carried the same requests and
+// responses, in the same order, on the same servers: exactly, apart from
+// their times.
+func compareMessages(client string, sim, real []Stream) Check {
+	c := Check{Client: client, What: "xDS messages", Pass: true}
+	s, r := transcript(sim), transcript(real)
+	c.Count = len(s)
+	for i := 0; i < max(len(s), len(r)); i++ {
+		var a, b string
+		if i < len(s) {
+			a = s[i]
+		}
+		if i < len(r) {
+			b = r[i]
+		}
+		if a != b {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("line %d differs:\n  sim:  %s\n  real: %s", i+1, orNothing(a), orNothing(b))
+			return c
+		}
+	}
+	return c
+}
+
+// transcript writes streams as lines: one per stream opening, then its
+// messages type by type (LDS, RDS, CDS, EDS), each type's in the order
+// they happened. Three things are left out because they are races, not
+// behaviour:
+//
+//   - The order across types: it is a race between the client's writes
+//     and the server's, and grpc-go even resends the types of a new
+//     stream in map order (ads_stream.go sendExisting). Within a type the
+//     order is causal: a request, its response, the ACK.
+//   - Nonce values: go-control-plane counts nonces per stream across
+//     types, so their values follow the order across types. What matters
+//     is which response a request answers, so a request's nonce is
+//     written as "last" (the last response of its type on the stream),
+//     "older" (an earlier response) or "" (none).
+//   - How often a request/response exchange repeats back to back: a
+//     client that NACKs a resource it has no cache for sends the empty
+//     version, which go-control-plane takes as out of date and answers at
+//     once, so the two spin as fast as the machine lets them. A run of
+//     repeats is written once with "(repeats)" after it.
+func transcript(streams []Stream) []string {
+	var out []string
+	for i, s := range streams {
+		out = append(out, fmt.Sprintf("stream %d to %s", i+1, s.Server))
+		sent := map[string]bool{}
+		for _, t := range []string{"LDS", "RDS", "CDS", "EDS"} {
+			var lines []string
+			last := ""
+			for _, m := range s.Messages {
+				if m.Type != t {
+					if m.Response {
+						sent[m.Nonce] = true
+					}
+					continue
+				}
+				if m.Response {
+					lines = append(lines, fmt.Sprintf("  <- %s version=%q", m.Type, m.Version))
+					sent[m.Nonce], last = true, m.Nonce
+					continue
+				}
+				n := m
+				switch {
+				case m.Nonce == "":
+				case m.Nonce == last:
+					n.Nonce = "last"
+				case sent[m.Nonce]:
+					n.Nonce = "older"
+				default:
+					n.Nonce = "unknown"
+				}
+				lines = append(lines, "  "+n.String())
+			}
+			out = append(out, collapseRepeats(lines)...)
+		}
+	}
+	return out
+}
+
+// collapseRepeats writes a pair of lines that repeats back to back once,
+// followed by "(repeats)".
+func collapseRepeats(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		if i+3 < len(lines) && lines[i] == lines[i+2] && lines[i+1] == lines[i+3] {
+			j := i + 2
+			for j+1 < len(lines) && lines[j] == lines[i] && lines[j+1] == lines[i+1] {
+				j += 2
+			}
+			out = append(out, lines[i], lines[i+1], "  (repeats)")
+			i = j
+			continue
+		}
+		out = append(out, lines[i])
+		i++
+	}
+	return out
+}
+
+// Transcript formats a client's streams as the comparison sees them.
+func Transcript(c *ClientObservation) string {
+	if c == nil {
+		return ""
+	}
+	return strings.Join(transcript(c.Streams), "\n")
+}
+
+// timed is a time with the label it must match.
+type timed struct {
+	at    time.Duration
+	label string
+}
+
+func windowTimes(ws []Window) []timed {
+	var out []timed
+	for _, w := range ws {
+		out = append(out, timed{w.Start, "window start"}, timed{w.End, "window end"})
+	}
+	return out
+}
+
+func timerTimes(ts []TimerFiring) []timed {
+	var out []timed
+	for _, t := range ts {
+		out = append(out, timed{t.At, t.Type + " " + t.Name})
+	}
+	return out
+}
+
+func switchTimes(ss []Switch) []timed {
+	var out []timed
+	for _, s := range ss {
+		l := "fallback to " + s.Server
+		if s.Revert {
+			l = "revert to " + s.Server
+		}
+		out = append(out, timed{s.At, l})
+	}
+	return out
+}
+
+// compareTimes checks that both runs had the same things, in order, each
+// at times within the tolerance.
+func compareTimes(client, what string, tol Tolerance, sim, real []timed) Check {
+	c := Check{Client: client, What: what, Pass: true, Count: len(sim)}
+	if len(sim) != len(real) {
+		c.Pass = false
+		c.Detail = fmt.Sprintf("sim has %d, real has %d:\n  sim:  %s\n  real: %s", len(sim), len(real), formatTimed(sim), formatTimed(real))
+		return c
+	}
+	for i := range sim {
+		d := sim[i].at - real[i].at
+		if d < 0 {
+			d = -d
+		}
+		c.MaxDelta = max(c.MaxDelta, d)
+		if sim[i].label != real[i].label {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("%d: sim %s, real %s", i+1, sim[i].label, real[i].label)
+			return c
+		}
+		if limit := tol.At(min(sim[i].at, real[i].at)); d > limit {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("%s: sim %v, real %v: %v apart, tolerance %v", sim[i].label,
+				sim[i].at.Round(time.Millisecond), real[i].at.Round(time.Millisecond), d.Round(time.Millisecond), limit.Round(time.Millisecond))
+			return c
+		}
+	}
+	return c
+}
+
+func formatTimed(ts []timed) string {
+	if len(ts) == 0 {
+		return "(none)"
+	}
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s at %v", t.label, t.at.Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+package fidelity
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The band is derived from the retry schedule 0, 1, 1+1.6J, ... s with J
+// in [0.8, 1.2]: lo = 1, 2.28, 4.33, 7.60, 12.85, ...;
+// hi = 1, 2.92, 5.99, 10.90, 18.76, ... The latest reconnect after an
+// outage of d is hi[K+1] for the K with lo[K-1] < d <= lo[K].
+func TestReconnectBandFollowsTheRetrySchedule(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want time.Duration // hi[K+1] - d
+	}{
+		{500 * time.Millisecond, 2920*time.Millisecond - 500*time.Millisecond}, // K=0
+		{2 * time.Second, 5992*time.Millisecond - 2*time.Second},               // K=1 (lo[0]=1 < 2 <= 2.28)
+		{4 * time.Second, 10907*time.Millisecond - 4*time.Second},              // K=2 (2.28 < 4 <= 4.33)
+		{5 * time.Second, 18771*time.Millisecond - 5*time.Second},              // K=3 (4.33 < 5 <= 7.60)
+	}
+	for _, tt := range tests {
+		got := ReconnectBand(tt.d, false)
+		if diff := got - tt.want; diff > 5*time.Millisecond || diff < -5*time.Millisecond {
+			t.Errorf("ReconnectBand(%v) = %v, want %v", tt.d, got, tt.want)
+		}
+	}
+	if got := ReconnectBand(time.Hour, true); got != 20*time.Second {
+		t.Errorf("blackhole band = %v, want the 20 s connect timeout", got)
+	}
+}
+
+func TestToleranceWidensOnlyAfterAnOutage(t *testing.T) {
+	tol := Tolerance{RPCInterval: 100 * time.Millisecond, Slack: Slack,
+		Outages: []Outage{{Start: 0, End: 4 * time.Second, Band: 7 * time.Second}}}
+	base := tol.Base()
+	tests := []struct {
+		at   time.Duration
+		want time.Duration
+	}{
+		{time.Second, base},
+		{5 * time.Second, base + 7*time.Second},
+		{11 * time.Second, base + 7*time.Second},
+		{12 * time.Second, base},
+	}
+	for _, tt := range tests {
+		if got := tol.At(tt.at); got != tt.want {
+			t.Errorf("At(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
+
+func TestTranscriptLeavesOutRacesButNotBehaviour(t *testing.T) {
+	req := func(typ, version, nonce string, nack bool) Message {
+		return Message{Type: typ, Version: version, Nonce: nonce, Names: []string{"x"}, NACK: nack}
+	}
+	resp := func(typ, version, nonce string) Message {
+		return Message{Response: true, Type: typ, Version: version, Nonce: nonce}
+	}
+	// Two runs whose only differences are the order across types and so
+	// the nonce values.
+	a := Stream{Server: "p", Messages: []Message{
+		req("LDS", "", "", false), resp("LDS", "v1", "1"), req("CDS", "", "", false), resp("CDS", "v1", "2"),
+		req("LDS", "v1", "1", false), req("CDS", "v1", "2", false)}}
+	b := Stream{Server: "p", Messages: []Message{
+		req("CDS", "", "", false), resp("CDS", "v1", "1"), req("LDS", "", "", false), resp("LDS", "v1", "2"),
+		req("CDS", "v1", "1", false), req("LDS", "v1", "2", false)}}
+	if ta, tb := transcript([]Stream{a}), transcript([]Stream{b}); !slices.Equal(ta, tb) {
+		t.Errorf("transcripts differ:\n%s\n--\n%s", strings.Join(ta, "\n"), strings.Join(tb, "\n"))
+	}
+	// An ACK of an older response is behaviour, and shows.
+	c := Stream{Server: "p", Messages: []Message{
+		req("LDS", "", "", false), resp("LDS", "v1", "1"), resp("LDS", "v2", "2"), req("LDS", "v1", "1", false)}}
+	if got := transcript([]Stream{c}); !slices.Contains(got, `  -> ACK  LDS version="v1" nonce=older names=[x]`) {
+		t.Errorf("stale ACK not shown as such:\n%s", strings.Join(got, "\n"))
+	}
+	// A NACK loop is written once, however long it ran.
+	loop := func(n int) Stream {
+		s := Stream{Server: "p", Messages: []Message{req("CDS", "", "", false)}}
+		for i := range n {
+			nonce := string(rune('a' + i))
+			s.Messages = append(s.Messages, resp("CDS", "bad", nonce), req("CDS", "", nonce, true))
+		}
+		return s
+	}
+	if l3, l9 := transcript([]Stream{loop(3)}), transcript([]Stream{loop(9)}); !slices.Equal(l3, l9) || !slices.Contains(l3, "  (repeats)") {
+		t.Errorf("NACK loops of 3 and 9 rounds:\n%s\n--\n%s", strings.Join(l3, "\n"), strings.Join(l9, "\n"))
+	}
+	if l1 := transcript([]Stream{loop(1)}); slices.Contains(l1, "  (repeats)") {
+		t.Errorf("a single exchange marked as repeating:\n%s", strings.Join(l1, "\n"))
+	}
+}
+
+func TestCompareTimesNeedsTheSameThingsWithinTolerance(t *testing.T) {
+	tol := Tolerance{RPCInterval: 100 * time.Millisecond, Slack: Slack}
+	at := func(s float64, label string) timed { return timed{time.Duration(s * float64(time.Second)), label} }
+	tests := []struct {
+		name      string
+		sim, real []timed
+		pass      bool
+	}{
+		{"equal", []timed{at(1, "a")}, []timed{at(1, "a")}, true},
+		{"within", []timed{at(1, "a")}, []timed{at(1.3, "a")}, true},
+		{"too far", []timed{at(1, "a")}, []timed{at(2, "a")}, false},
+		{"missing", []timed{at(1, "a")}, nil, false},
+		{"other label", []timed{at(1, "a")}, []timed{at(1, "b")}, false},
+	}
+	for _, tt := range tests {
+		if got := compareTimes("c", "x", tol, tt.sim, tt.real); got.Pass != tt.pass {
+			t.Errorf("%s: pass = %v, want %v (%s)", tt.name, got.Pass, tt.pass, got.Detail)
+		}
+	}
+}

@@ -1,0 +1,430 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
+	"github.com/xdssim/xdssim/sim"
+	"github.com/xdssim/xdssim/validate/grpcgo"
+)
+
+// RealRun is what a real run observed, with what the comparison needs to
+// know about how the run went.
+type RealRun struct {
+	*Observation
+	// StartSkew is the latest a client process started after its
+	// scheduled time.
+	StartSkew time.Duration
+	// Records are the servers' raw records, for a failing case's report.
+	Records []grpcgo.ServerRecord
+}
+
+// supported reports why the harness cannot run cfg for real, or nil.
+func supported(cfg fleet.Config) error {
+	var why []string
+	for _, cp := range cfg.ControlPlanes {
+		c := cp.Server
+		if c.Capacity.Workers != 0 || c.Capacity.MaxStreams != 0 || c.Capacity.ServiceTime != (sim.Dist{}) {
+			why = append(why, fmt.Sprintf("control plane %s has a capacity model (workers, service_time, max_streams)", c.Name))
+		}
+		if c.ResourceErrors {
+			why = append(why, fmt.Sprintf("control plane %s sends TP3 resource errors, which grpc-go does not read", c.Name))
+		}
+		if c.Cache != controlplane.LinearCaches {
+			why = append(why, fmt.Sprintf("control plane %s uses the snapshot cache", c.Name))
+		}
+	}
+	for _, g := range cfg.Groups {
+		if g.Profile.Name != "grpc-go" {
+			why = append(why, fmt.Sprintf("group %s runs profile %s, not grpc-go", g.Name, g.Profile.Name))
+		}
+		if len(g.Targets) != 1 {
+			why = append(why, fmt.Sprintf("group %s has %d targets, not 1", g.Name, len(g.Targets)))
+		}
+		if !g.RPC.Constant || g.RPC.Rate <= 0 {
+			why = append(why, fmt.Sprintf("group %s must send RPCs at a constant rate", g.Name))
+		}
+		if g.StartSpread != 0 {
+			why = append(why, fmt.Sprintf("group %s has a start spread", g.Name))
+		}
+		if g.RPC.Sessions != 0 || g.RPC.ThrottleMaxTokens != 0 {
+			why = append(why, fmt.Sprintf("group %s uses sessions or retry throttling", g.Name))
+		}
+	}
+	for i, f := range cfg.Faults {
+		switch {
+		case f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole:
+			why = append(why, fmt.Sprintf("fault %d is %v; the harness does server-down, server-restart and blackhole", i, f.Kind))
+		case f.Groups != nil || f.Fraction != 0:
+			why = append(why, fmt.Sprintf("fault %d covers only some clients", i))
+		}
+	}
+	if len(cfg.Restarts) > 0 || len(cfg.BackendEvents) > 0 {
+		why = append(why, "client restarts and backend events are not run for real")
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("fidelity: %s cannot run for real: %s", cfg.Name, strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// realServer is one control plane of a real run: the simulator's model
+// server, whose cache go-control-plane's real ADS server serves.
+type realServer struct {
+	initial controlplane.Config
+	model   *controlplane.Server
+	ms      *grpcgo.ManagementServer
+}
+
+// action is one step of a real run's timeline.
+type action struct {
+	at   time.Duration
+	rank int // at equal times: faults, then changes, then client starts
+	name string
+	do   func() error
+}
+
+// Run runs cfg for real: grpc-go clients, go-control-plane servers and
+// backends on loopback, with the faults and changes at their times.
+func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
+	if err := supported(cfg); err != nil {
+		return nil, err
+	}
+	// Every endpoint of a service is a real backend on loopback: the same
+	// backend for the same (service, index) on every server.
+	ports := map[string]int{}
+	var need int
+	for _, cp := range cfg.ControlPlanes {
+		for _, svc := range cp.Server.Services {
+			if n := endpointCount(svc); n > ports[svc.Name] {
+				need += n - ports[svc.Name]
+				ports[svc.Name] = n
+			}
+		}
+	}
+	backends, err := grpcgo.StartBackends(need)
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: backends: %w", err)
+	}
+	defer backends.Close()
+	first := map[string]int{}
+	next := 0
+	for _, name := range sortedKeys(ports) {
+		first[name] = next
+		next += ports[name]
+	}
+
+	rec := grpcgo.NewRecorder()
+	var servers []*realServer
+	defer func() {
+		for _, s := range servers {
+			s.ms.Close()
+		}
+	}()
+	for i, cp := range cfg.ControlPlanes {
+		c := cp.Server
+		c.Services = slices.Clone(c.Services)
+		for j := range c.Services {
+			svc := &c.Services[j]
+			n := endpointCount(*svc)
+			eps := make([]controlplane.Endpoint, n)
+			for k := range eps {
+				eps[k] = controlplane.Endpoint{Address: "127.0.0.1", Port: backends.Ports()[first[svc.Name]+k], Health: corepb.HealthStatus_HEALTHY}
+			}
+			svc.Endpoints, svc.EndpointCount = eps, 0
+		}
+		c.Rand = sim.NewStream(cfg.Seed, "controlplane/"+c.Name)
+		m, err := controlplane.New(c)
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: control plane %d: %w", i, err)
+		}
+		ms, err := grpcgo.StartManagementServer(c.Name, m.Cache(), rec)
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: control plane %s: %w", c.Name, err)
+		}
+		servers = append(servers, &realServer{initial: c, model: m, ms: ms})
+	}
+
+	var acts []action
+	for i := range cfg.Faults {
+		f := cfg.Faults[i]
+		covered := f.Servers
+		if covered == nil {
+			for s := range servers {
+				covered = append(covered, s)
+			}
+		}
+		set := func(start bool) func() error {
+			return func() error {
+				for _, s := range covered {
+					p := servers[s].ms.Proxy()
+					var err error
+					switch {
+					case !start:
+						err = p.Forward()
+					case f.Kind == network.Blackhole:
+						err = p.Blackhole()
+					default:
+						p.Refuse()
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		acts = append(acts, action{at: time.Duration(f.Start), rank: 0, name: fmt.Sprintf("%v starts", f.Kind), do: set(true)})
+		if end := f.End(); end != network.Never && time.Duration(end) < cfg.Duration {
+			acts = append(acts, action{at: time.Duration(end), rank: 0, name: fmt.Sprintf("%v ends", f.Kind), do: set(false)})
+		}
+	}
+	for i := range cfg.Changes {
+		ch := &cfg.Changes[i]
+		acts = append(acts, action{at: ch.At, rank: 1, name: fmt.Sprintf("%v %s", ch.Action, ch.Service), do: func() error {
+			models := make([]*controlplane.Server, len(servers))
+			for s := range servers {
+				models[s] = servers[s].model
+			}
+			for _, s := range ch.Targets(models) {
+				if _, err := ch.Apply(servers[s].model, servers[s].initial, sim.Time(ch.At)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	}
+	type started struct {
+		name string
+		at   time.Duration
+		c    *grpcgo.Client
+	}
+	var clients []*started
+	defer func() {
+		for _, c := range clients {
+			if c.c != nil {
+				c.c.Kill()
+			}
+		}
+	}()
+	for _, g := range cfg.Groups {
+		var addrs []string
+		for _, s := range g.Servers {
+			addrs = append(addrs, servers[s].ms.Addr())
+		}
+		for k := 0; k < g.Clients; k++ {
+			st := &started{name: fmt.Sprintf("%s/%d", g.Name, k), at: g.StartAt}
+			clients = append(clients, st)
+			spec := grpcgo.ClientSpec{
+				Name:      st.name,
+				Target:    "xds:///" + g.Targets[0],
+				Bootstrap: grpcgo.Bootstrap(st.name, addrs, g.Features.Names()),
+				Rate:      g.RPC.Rate,
+				Deadline:  g.RPC.Deadline,
+				Method:    g.RPC.Method,
+				Run:       cfg.Duration - g.StartAt,
+			}
+			acts = append(acts, action{at: g.StartAt, rank: 2, name: "start " + st.name, do: func() error {
+				c, err := grpcgo.StartClient(spec)
+				st.c = c
+				return err
+			}})
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b action) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.rank - b.rank
+	})
+
+	t0 := time.Now()
+	for _, a := range acts {
+		if err := sleepUntil(ctx, t0.Add(a.at)); err != nil {
+			return nil, err
+		}
+		if err := a.do(); err != nil {
+			return nil, fmt.Errorf("fidelity: at %v, %s: %w", a.at, a.name, err)
+		}
+	}
+	run := &RealRun{Observation: &Observation{}}
+	var errs []error
+	for _, st := range clients {
+		events, err := st.c.Wait()
+		st.c = nil
+		if err != nil {
+			errs = append(errs, fmt.Errorf("client %s: %w", st.name, err))
+			continue
+		}
+		c := run.client(st.name)
+		last := map[string]string{}
+		for _, e := range events {
+			at := time.Unix(0, e.At).Sub(t0)
+			switch e.Kind {
+			case "start":
+				run.StartSkew = max(run.StartSkew, at-st.at)
+			case "rpc":
+				code, ok := codeByName[e.Code]
+				if !ok {
+					errs = append(errs, fmt.Errorf("client %s: unknown status code %q", st.name, e.Code))
+				}
+				c.RPCs = append(c.RPCs, RPC{End: at, Code: code})
+			case "csds":
+				typ := typeName(e.TypeURL)
+				key := typ + "/" + e.Name
+				// A name that goes from requested (or nowhere) to
+				// does-not-exist was timed out; from ACKED it was deleted.
+				if e.Status == "DOES_NOT_EXIST" && (last[key] == "" || last[key] == "REQUESTED") {
+					c.Timers = append(c.Timers, TimerFiring{At: at, Type: typ, Name: e.Name})
+				}
+				last[key] = e.Status
+				c.States = append(c.States, ResourceState{At: at, Type: typ, Name: e.Name, Status: e.Status, Version: e.Version})
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	run.Records = rec.Records()
+	run.addServerRecords(t0, cfg)
+	run.finish(cfg.DataPlane.WindowGap)
+	return run, nil
+}
+
+// addServerRecords turns the servers' records into streams and messages,
+// and derives the fallback switches: a stream a client opens to a server
+// other than its first is a switch to it (grpc-go creates the fallback
+// channel when it falls back, authority.go fallbackToServer); the close
+// of that stream while the client's primary stream has had a response is
+// the revert (the fallback channel is closed when the primary answers).
+func (r *RealRun) addServerRecords(t0 time.Time, cfg fleet.Config) {
+	primary := map[string]string{} // client -> its first server's name
+	for _, g := range cfg.Groups {
+		for k := 0; k < g.Clients; k++ {
+			primary[fmt.Sprintf("%s/%d", g.Name, k)] = cfg.ControlPlanes[g.Servers[0]].Server.Name
+		}
+	}
+	type key struct {
+		server string
+		stream int64
+	}
+	node := map[key]string{}
+	answered := map[key]bool{}
+	live := map[string]key{} // client -> its live primary stream
+	for _, rec := range r.Records {
+		at := rec.At.Sub(t0)
+		if at >= cfg.Duration {
+			// The clients shut down: their unsubscriptions are not
+			// part of the case.
+			continue
+		}
+		k := key{rec.Server, rec.Stream}
+		if rec.Node != "" {
+			node[k] = rec.Node
+		}
+		name := node[k]
+		if name == "" {
+			continue // a stream that never sent a request
+		}
+		c := r.client(name)
+		switch rec.Kind {
+		case "open":
+			// The node is known only from the first request.
+		case "request", "response":
+			if !slices.ContainsFunc(c.Streams, func(s Stream) bool { return s.Server == rec.Server && s.id == rec.Stream }) {
+				s := c.stream(rec.Server, at, true)
+				s.id = rec.Stream
+				if rec.Server != primary[name] {
+					c.Switches = append(c.Switches, Switch{At: at, Server: rec.Server})
+				} else {
+					live[name] = k
+				}
+			}
+			s := &c.Streams[slices.IndexFunc(c.Streams, func(s Stream) bool { return s.Server == rec.Server && s.id == rec.Stream })]
+			m := Message{At: at, Response: rec.Kind == "response", Type: typeName(rec.TypeURL), Version: rec.Version, Nonce: rec.Nonce, NACK: rec.NACK}
+			if !m.Response {
+				m.Names = sortedCopy(rec.Names)
+			} else {
+				answered[k] = true
+			}
+			s.Messages = append(s.Messages, m)
+		case "close":
+			if rec.Server != primary[name] {
+				if p, ok := live[name]; ok && answered[p] {
+					c.Switches = append(c.Switches, Switch{At: at, Server: primary[name], Revert: true})
+				}
+			} else if live[name] == k {
+				delete(live, name)
+			}
+		}
+	}
+}
+
+func endpointCount(svc controlplane.Service) int {
+	if len(svc.Endpoints) > 0 {
+		return len(svc.Endpoints)
+	}
+	return svc.EndpointCount
+}
+
+func typeName(url string) string {
+	t, err := xdsclient.ParseResourceType(url)
+	if err != nil {
+		return url
+	}
+	return t.String()
+}
+
+// codeByName maps a status code's name, as grpc's doc/statuscodes.md
+// spells it ("DEADLINE_EXCEEDED") or as grpc-go does ("DeadlineExceeded"),
+// to the code.
+var codeByName = func() map[string]codes.Code {
+	m := map[string]codes.Code{"CANCELLED": codes.Canceled}
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		m[c.String()] = c
+		var b strings.Builder
+		for i, r := range c.String() {
+			if i > 0 && r >= 'A' && r <= 'Z' {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		}
+		m[strings.ToUpper(b.String())] = c
+	}
+	return m
+}()
+
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,38 @@
+package fidelity
+
+import (
+	"fmt"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// Simulate runs cfg in the simulator and returns what it observed.
+func Simulate(cfg fleet.Config) (*Observation, error) {
+	obs := &Observation{}
+	trace := func(e *fleet.TraceEvent) {
+		c := obs.client(e.Client)
+		switch e.Kind {
+		case fleet.TraceStreamOpen:
+			c.stream(e.Server, e.At, true)
+		case fleet.TraceRequest, fleet.TraceResponse:
+			s := c.stream(e.Server, e.At, false)
+			m := Message{At: e.At, Response: e.Kind == fleet.TraceResponse, Type: e.Type.String(),
+				Version: e.Version, Nonce: e.Nonce, NACK: e.NACK}
+			if !m.Response {
+				m.Names = sortedCopy(e.Names)
+			}
+			s.Messages = append(s.Messages, m)
+		case fleet.TraceResourceTimer:
+			c.Timers = append(c.Timers, TimerFiring{At: e.At, Type: e.Type.String(), Name: e.Names[0]})
+		case fleet.TraceFallback, fleet.TraceRevert:
+			c.Switches = append(c.Switches, Switch{At: e.At, Server: e.Server, Revert: e.Kind == fleet.TraceRevert})
+		case fleet.TraceRPC:
+			c.RPCs = append(c.RPCs, RPC{End: e.At, Code: e.Code})
+		}
+	}
+	if _, err := fleet.Run(cfg, fleet.Options{Trace: trace}); err != nil {
+		return nil, fmt.Errorf("fidelity: simulating %s: %w", cfg.Name, err)
+	}
+	obs.finish(cfg.DataPlane.WindowGap)
+	return obs, nil
+}

@@ -1,0 +1,73 @@
+package fidelity
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Table formats results as a markdown table, a row per case and a column
+// per comparison, as docs/model-fidelity.md shows it.
+func Table(results []*Result) string {
+	var b strings.Builder
+	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Tolerance | Result |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		verdict := "pass"
+		if !r.Pass() {
+			verdict = "**FAIL**"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", r.Case,
+			r.cell("xDS messages", false), r.cell("failure windows", true), r.cell("resource timers", true),
+			r.cell("fallback switches", true), r.Tolerance, verdict)
+	}
+	return b.String()
+}
+
+// cell sums up one comparison over every client of the case.
+func (r *Result) cell(what string, timed bool) string {
+	clients, count, failed := 0, 0, 0
+	var worst time.Duration
+	for _, c := range r.Checks {
+		if c.What != what {
+			continue
+		}
+		clients++
+		count += c.Count
+		worst = max(worst, c.MaxDelta)
+		if !c.Pass {
+			failed++
+		}
+	}
+	s := fmt.Sprintf("%d over %d clients", count, clients)
+	if !timed {
+		s = fmt.Sprintf("%d transcript lines over %d clients", count, clients)
+	}
+	if timed && count > 0 {
+		s += fmt.Sprintf(", max Δ %.2f s", worst.Seconds())
+	}
+	if failed > 0 {
+		s = fmt.Sprintf("**%d of %d clients differ**; %s", failed, clients, s)
+	}
+	return s
+}
+
+// String sums the tolerance up: its base and each outage's band.
+func (t Tolerance) String() string {
+	s := fmt.Sprintf("%.2f s", t.Base().Seconds())
+	for _, o := range t.Outages {
+		s += fmt.Sprintf(" (+%.2f s after the outage ending at %v)", o.Band.Seconds(), o.End)
+	}
+	return s
+}
+
+// Failures lists every failed check with its detail.
+func (r *Result) Failures() string {
+	var b strings.Builder
+	for _, c := range r.Checks {
+		if !c.Pass {
+			fmt.Fprintf(&b, "%s: %s %s: %s\n", r.Case, c.Client, c.What, c.Detail)
+		}
+	}
+	return b.String()
+}

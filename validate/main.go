@@ -1,0 +1,97 @@
+// Command validate runs xdssim's fidelity cases: each case in cases/ is
+// simulated with profile grpc-go and run for real against grpc-go, and the
+// two are compared (package fidelity). It prints the comparison table and
+// exits 1 if any case fails.
+//
+//	cd validate && go run . [-run REGEXP] [-out DIR] [-parallel N]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/xdssim/xdssim/validate/fidelity"
+	"github.com/xdssim/xdssim/validate/grpcgo"
+)
+
+func main() {
+	grpcgo.MaybeRunClient()
+	dir := flag.String("cases", "cases", "the directory of case scenarios")
+	run := flag.String("run", "", "run only the cases whose name matches this regular expression")
+	out := flag.String("out", "", "write each case's transcripts (sim.txt, real.txt) under this directory")
+	parallel := flag.Int("parallel", 3, "cases run at once (each is real time, mostly idle)")
+	flag.Parse()
+	results, err := runCases(context.Background(), *dir, *run, *out, *parallel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Print(fidelity.Table(results))
+	failed := false
+	for _, r := range results {
+		if !r.Pass() {
+			failed = true
+			fmt.Fprint(os.Stderr, r.Failures())
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// runCases runs the matching cases, at most parallel at once, and returns
+// their results in case order.
+func runCases(ctx context.Context, dir, match, out string, parallel int) ([]*fidelity.Result, error) {
+	re, err := regexp.Compile(match)
+	if err != nil {
+		return nil, fmt.Errorf("-run: %w", err)
+	}
+	cases, err := fidelity.LoadCases(dir)
+	if err != nil {
+		return nil, err
+	}
+	var chosen []fidelity.Case
+	for _, c := range cases {
+		if re.MatchString(c.Config.Name) {
+			chosen = append(chosen, c)
+		}
+	}
+	results := make([]*fidelity.Result, len(chosen))
+	errs := make([]error, len(chosen))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, c := range chosen {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			o, err := fidelity.RunCase(ctx, c)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c.Config.Name, err)
+				return
+			}
+			results[i] = o.Result
+			if out != "" {
+				errs[i] = o.WriteTranscripts(filepath.Join(out, c.Config.Name))
+			}
+		}()
+	}
+	wg.Wait()
+	var msgs []string
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if len(msgs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(msgs, "\n"))
+	}
+	return results, nil
+}
