@@ -75,6 +75,7 @@ func report(r *fleet.Results, expectations []Expectation) (out []byte, err error
 	page.AddCustomizedHeaders(
 		`<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		"<style>"+reportCSS+"</style>",
+		"<script>"+errorCatcherJS+"</script>",
 		"<script>"+echartsJS+"</script>",
 	)
 
@@ -473,6 +474,28 @@ var reportTemplate = template.Must(template.New("report").Parse(`
 </section>
 {{end}}
 `))
+
+// errorCatcherJS runs before anything else on the page. A script error or
+// a console.error (echarts reports bad options there) is listed in a
+// banner at the top of the page instead of leaving a chart silently
+// blank; the browser test reads the same list.
+const errorCatcherJS = `(function () {
+  var errs = [];
+  function show(msg) {
+    errs.push(String(msg));
+    var el = document.getElementById("report-errors");
+    if (!el) {
+      el = document.createElement("pre");
+      el.id = "report-errors";
+      el.className = "card fail";
+      (document.body || document.documentElement).insertBefore(el, document.body ? document.body.firstChild : null);
+    }
+    el.textContent = "This report failed to render completely:\n" + errs.join("\n");
+  }
+  window.addEventListener("error", function (e) { show(e.message + " (" + e.filename + ":" + e.lineno + ")"); });
+  var orig = console.error;
+  console.error = function () { show(Array.prototype.join.call(arguments, " ")); return orig.apply(console, arguments); };
+})();`
 
 const reportCSS = `
 body{margin:0;padding:16px;background:#f3f4f6;color:#1f2328;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}

@@ -215,7 +215,7 @@ func TestReportEscapesScenarioText(t *testing.T) {
 			t.Errorf("report lacks %s", want)
 		}
 	}
-	wantScripts := 1 + len(r.Series)
+	wantScripts := 2 + len(r.Series) // the error catcher, the runtime, one per chart
 	if n := strings.Count(strings.ToLower(page), "<script"); n != wantScripts {
 		t.Errorf("%d <script elements, want %d", n, wantScripts)
 	}

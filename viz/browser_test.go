@@ -1,0 +1,128 @@
+package viz
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/scenarios"
+)
+
+// chromium returns the path of a headless-capable Chromium, or "".
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// runChromium loads url in a fresh headless Chromium with extra flags and
+// returns its stdout and stderr.
+func runChromium(t *testing.T, bin, url string, extra ...string) (stdout, stderr string) {
+	t.Helper()
+	args := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
+		"--window-size=1400,3000", "--virtual-time-budget=10000",
+	}
+	args = append(append(args, extra...), url)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// TestReportRendersInABrowser loads the default scenario's report from
+// file:// in headless Chromium and checks that it rendered: no script or
+// console error, and a canvas of non-zero size in every chart container.
+// It leaves a screenshot in the test's temp directory (-v prints where).
+// Without Chromium it is skipped, unless XDSSIM_BROWSER_TEST=required
+// (.ci/run sets it after installing Chromium).
+func TestReportRendersInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		if os.Getenv("XDSSIM_BROWSER_TEST") == "required" {
+			t.Fatal("no chromium on PATH, and XDSSIM_BROWSER_TEST=required")
+		}
+		t.Skip("no chromium on PATH (apt-get install chromium)")
+	}
+	s, err := scenarios.Load(scenarios.DefaultName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fleet.Run(s.FleetConfig(), fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteReport(f, res, Evaluate(res, s.Expect)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + path
+
+	dom, logs := runChromium(t, bin, url, "--dump-dom")
+	if i := strings.Index(dom, `id="report-errors"`); i >= 0 {
+		t.Errorf("the page reported errors: %.500s", dom[i:])
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "rror")) {
+			t.Errorf("console: %s", line)
+		}
+	}
+
+	// Every chart container (go-echarts: <div class="item" id=...>) holds
+	// the canvas echarts drew, with a non-zero width and height.
+	items := regexp.MustCompile(`<div class="item" id="([^"]+)"`).FindAllStringSubmatchIndex(dom, -1)
+	if len(items) != len(res.Series) {
+		t.Errorf("%d chart containers in the rendered page, want %d (one per series)", len(items), len(res.Series))
+	}
+	canvas := regexp.MustCompile(`<canvas[^>]*\bwidth="(\d+)"[^>]*\bheight="(\d+)"`)
+	for i, m := range items {
+		id := dom[m[2]:m[3]]
+		end := len(dom)
+		if i+1 < len(items) {
+			end = items[i+1][0]
+		}
+		c := canvas.FindStringSubmatch(dom[m[1]:end])
+		if c == nil {
+			t.Errorf("chart %s: no canvas", id)
+			continue
+		}
+		w, _ := strconv.Atoi(c[1])
+		h, _ := strconv.Atoi(c[2])
+		if w == 0 || h == 0 {
+			t.Errorf("chart %s: canvas %dx%d", id, w, h)
+		}
+	}
+
+	shot := filepath.Join(dir, "report.png")
+	runChromium(t, bin, url, "--screenshot="+shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() == 0 {
+		t.Fatalf("no screenshot at %s: %v", shot, err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
