@@ -196,7 +196,7 @@ var backoffSchedules = map[string]network.BackoffSchedule{
 
 const defectNames = "one of: cluster-lb-policy, endpoint-zero-weight, route-retry, listener-no-router"
 
-var serverFeatures = []string{"ignore_resource_deletion", "fail_on_data_errors", "resource_timer_is_transient_error"}
+var serverFeatures = xdsclient.ServerFeatureNames()
 
 var faultKinds = map[string]network.FaultKind{
 	"server-down": network.ServerDown, "blackhole": network.Blackhole, "partition": network.Partition,
@@ -483,14 +483,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 			fg.Servers = append(fg.Servers, s.controlPlaneIndex(name))
 		}
 		for _, f := range g.ServerFeatures {
-			switch f {
-			case "ignore_resource_deletion":
-				fg.Features.IgnoreResourceDeletion = true
-			case "fail_on_data_errors":
-				fg.Features.FailOnDataErrors = true
-			case "resource_timer_is_transient_error":
-				fg.Features.ResourceTimerIsTransientError = true
-			}
+			fg.Features.Set(f) // validated against ServerFeatureNames
 		}
 		cfg.Groups = append(cfg.Groups, fg)
 	}

@@ -85,18 +85,47 @@ type ServerFeatures struct {
 	ResourceTimerIsTransientError bool
 }
 
-// Names returns the features as a bootstrap's server_features spells
-// them, in a fixed order.
+// serverFeatures are the server_features the client understands, as a
+// bootstrap spells them, with the field each sets.
+var serverFeatures = [...]struct {
+	name  string
+	field func(*ServerFeatures) *bool
+}{
+	{"ignore_resource_deletion", func(f *ServerFeatures) *bool { return &f.IgnoreResourceDeletion }},
+	{"fail_on_data_errors", func(f *ServerFeatures) *bool { return &f.FailOnDataErrors }},
+	{"resource_timer_is_transient_error", func(f *ServerFeatures) *bool { return &f.ResourceTimerIsTransientError }},
+}
+
+// ServerFeatureNames returns the server_features the client understands,
+// as a bootstrap spells them.
+func ServerFeatureNames() []string {
+	out := make([]string, len(serverFeatures))
+	for i, sf := range serverFeatures {
+		out[i] = sf.name
+	}
+	return out
+}
+
+// Set turns on the feature a bootstrap names name, and reports whether
+// the client understands it.
+func (f *ServerFeatures) Set(name string) bool {
+	for _, sf := range serverFeatures {
+		if sf.name == name {
+			*sf.field(f) = true
+			return true
+		}
+	}
+	return false
+}
+
+// Names returns the features that are on, as a bootstrap's
+// server_features spells them, in a fixed order.
 func (f ServerFeatures) Names() []string {
 	var out []string
-	if f.IgnoreResourceDeletion {
-		out = append(out, "ignore_resource_deletion")
-	}
-	if f.FailOnDataErrors {
-		out = append(out, "fail_on_data_errors")
-	}
-	if f.ResourceTimerIsTransientError {
-		out = append(out, "resource_timer_is_transient_error")
+	for _, sf := range serverFeatures {
+		if *sf.field(&f) {
+			out = append(out, sf.name)
+		}
 	}
 	return out
 }

@@ -329,3 +329,25 @@ func TestUnknownTypeURLNeitherACKedNorNACKed(t *testing.T) {
 		}
 	}
 }
+
+// The bootstrap spellings of server_features (gRFC A53, A88; grpc-java
+// BootstrapperImpl.java:66 for resource_timer_is_transient_error) go both
+// ways: each name sets its feature and comes back from Names.
+func TestServerFeatureNamesRoundTrip(t *testing.T) {
+	for _, name := range ServerFeatureNames() {
+		var f ServerFeatures
+		if !f.Set(name) {
+			t.Errorf("Set(%q) = false", name)
+		}
+		if got := f.Names(); len(got) != 1 || got[0] != name {
+			t.Errorf("after Set(%q), Names() = %v", name, got)
+		}
+	}
+	var f ServerFeatures
+	if f.Set("ignore_resource_deletions") || len(f.Names()) != 0 {
+		t.Error("an unknown feature name was accepted")
+	}
+	if got := (ServerFeatures{IgnoreResourceDeletion: true, ResourceTimerIsTransientError: true}).Names(); len(got) != 2 {
+		t.Errorf("Names() = %v, want two features", got)
+	}
+}
