@@ -59,9 +59,8 @@ func (t Tolerance) At(at time.Duration) time.Duration {
 // Outage is a span in which clients could not reach a server, and the band
 // after its end in which they reconnect.
 type Outage struct {
-	// Start is when the clients' retries began: the fault's start, or the
-	// client's start if later. End is when the server was reachable again.
-	Start, End time.Duration
+	// End is when the server was reachable again.
+	End time.Duration
 	// Band is how long after End the first retry may come: the latest
 	// first retry after End over every choice of jitter.
 	Band time.Duration
@@ -127,10 +126,10 @@ func ToleranceFor(cfg fleet.Config, startSkew time.Duration) Tolerance {
 		if end == network.Never || time.Duration(end) >= cfg.Duration {
 			continue
 		}
-		o := Outage{Start: time.Duration(f.Start), End: time.Duration(end)}
+		o := Outage{End: time.Duration(end)}
 		// The retries began at the fault, or at a client's start within it.
 		for _, g := range cfg.Groups {
-			start := max(o.Start, g.StartAt)
+			start := max(time.Duration(f.Start), g.StartAt)
 			if start < o.End {
 				o.Band = max(o.Band, ReconnectBand(o.End-start, f.Kind == network.Blackhole))
 			}

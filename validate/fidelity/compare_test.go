@@ -34,7 +34,7 @@ func TestReconnectBandFollowsTheRetrySchedule(t *testing.T) {
 
 func TestToleranceWidensOnlyAfterAnOutage(t *testing.T) {
 	tol := Tolerance{RPCInterval: 100 * time.Millisecond, Slack: Slack,
-		Outages: []Outage{{Start: 0, End: 4 * time.Second, Band: 7 * time.Second}}}
+		Outages: []Outage{{End: 4 * time.Second, Band: 7 * time.Second}}}
 	base := tol.Base()
 	tests := []struct {
 		at   time.Duration

@@ -158,17 +158,14 @@ type Window struct {
 	Failures   int
 }
 
-// stream returns the client's open stream to server, or starts one.
-func (c *ClientObservation) stream(server string, at time.Duration, open bool) *Stream {
-	if !open {
-		for i := len(c.Streams) - 1; i >= 0; i-- {
-			if c.Streams[i].Server == server {
-				return &c.Streams[i]
-			}
+// lastStream returns the client's latest stream to server, or nil.
+func (c *ClientObservation) lastStream(server string) *Stream {
+	for i := len(c.Streams) - 1; i >= 0; i-- {
+		if c.Streams[i].Server == server {
+			return &c.Streams[i]
 		}
 	}
-	c.Streams = append(c.Streams, Stream{Server: server, Open: at})
-	return &c.Streams[len(c.Streams)-1]
+	return nil
 }
 
 // finish sorts what needs sorting and builds the failure windows with the

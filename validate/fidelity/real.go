@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/grpc/codes"
 
@@ -272,20 +273,21 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 		for _, e := range events {
 			at := time.Unix(0, e.At).Sub(t0)
 			switch e.Kind {
-			case "start":
+			case grpcgo.EventStart:
 				run.StartSkew = max(run.StartSkew, at-st.at)
-			case "rpc":
+			case grpcgo.EventRPC:
 				code, ok := codeByName[e.Code]
 				if !ok {
 					errs = append(errs, fmt.Errorf("client %s: unknown status code %q", st.name, e.Code))
 				}
 				c.RPCs = append(c.RPCs, RPC{End: at, Code: code})
-			case "csds":
+			case grpcgo.EventCSDS:
 				typ := typeName(e.TypeURL)
 				key := typ + "/" + e.Name
 				// A name that goes from requested (or nowhere) to
 				// does-not-exist was timed out; from ACKED it was deleted.
-				if e.Status == "DOES_NOT_EXIST" && (last[key] == "" || last[key] == "REQUESTED") {
+				if e.Status == adminpb.ClientResourceStatus_DOES_NOT_EXIST.String() &&
+					(last[key] == "" || last[key] == adminpb.ClientResourceStatus_REQUESTED.String()) {
 					c.Timers = append(c.Timers, TimerFiring{At: at, Type: typ, Name: e.Name})
 				}
 				last[key] = e.Status
@@ -339,27 +341,27 @@ func (r *RealRun) addServerRecords(t0 time.Time, cfg fleet.Config) {
 		}
 		c := r.client(name)
 		switch rec.Kind {
-		case "open":
-			// The node is known only from the first request.
-		case "request", "response":
-			if !slices.ContainsFunc(c.Streams, func(s Stream) bool { return s.Server == rec.Server && s.id == rec.Stream }) {
-				s := c.stream(rec.Server, at, true)
-				s.id = rec.Stream
+		case grpcgo.KindRequest, grpcgo.KindResponse:
+			i := slices.IndexFunc(c.Streams, func(s Stream) bool { return s.Server == rec.Server && s.id == rec.Stream })
+			if i < 0 {
+				// The stream's first message: the node is known only
+				// from the first request.
+				c.Streams = append(c.Streams, Stream{Server: rec.Server, Open: at, id: rec.Stream})
+				i = len(c.Streams) - 1
 				if rec.Server != primary[name] {
 					c.Switches = append(c.Switches, Switch{At: at, Server: rec.Server})
 				} else {
 					live[name] = k
 				}
 			}
-			s := &c.Streams[slices.IndexFunc(c.Streams, func(s Stream) bool { return s.Server == rec.Server && s.id == rec.Stream })]
-			m := Message{At: at, Response: rec.Kind == "response", Type: typeName(rec.TypeURL), Version: rec.Version, Nonce: rec.Nonce, NACK: rec.NACK}
+			m := Message{At: at, Response: rec.Kind == grpcgo.KindResponse, Type: typeName(rec.TypeURL), Version: rec.Version, Nonce: rec.Nonce, NACK: rec.NACK}
 			if !m.Response {
 				m.Names = sortedCopy(rec.Names)
 			} else {
 				answered[k] = true
 			}
-			s.Messages = append(s.Messages, m)
-		case "close":
+			c.Streams[i].Messages = append(c.Streams[i].Messages, m)
+		case grpcgo.KindClose:
 			if rec.Server != primary[name] {
 				if p, ok := live[name]; ok && answered[p] {
 					c.Switches = append(c.Switches, Switch{At: at, Server: primary[name], Revert: true})
@@ -386,21 +388,12 @@ func typeName(url string) string {
 	return t.String()
 }
 
-// codeByName maps a status code's name, as grpc's doc/statuscodes.md
-// spells it ("DEADLINE_EXCEEDED") or as grpc-go does ("DeadlineExceeded"),
-// to the code.
+// codeByName maps the name a client process reports a status code by
+// (grpcgo.CodeName) back to the code.
 var codeByName = func() map[string]codes.Code {
-	m := map[string]codes.Code{"CANCELLED": codes.Canceled}
+	m := map[string]codes.Code{}
 	for c := codes.OK; c <= codes.Unauthenticated; c++ {
-		m[c.String()] = c
-		var b strings.Builder
-		for i, r := range c.String() {
-			if i > 0 && r >= 'A' && r <= 'Z' {
-				b.WriteByte('_')
-			}
-			b.WriteRune(r)
-		}
-		m[strings.ToUpper(b.String())] = c
+		m[grpcgo.CodeName(c)] = c
 	}
 	return m
 }()

@@ -13,9 +13,10 @@ func Simulate(cfg fleet.Config) (*Observation, error) {
 		c := obs.client(e.Client)
 		switch e.Kind {
 		case fleet.TraceStreamOpen:
-			c.stream(e.Server, e.At, true)
+			c.Streams = append(c.Streams, Stream{Server: e.Server, Open: e.At})
 		case fleet.TraceRequest, fleet.TraceResponse:
-			s := c.stream(e.Server, e.At, false)
+			// A server sees messages only on a stream it opened.
+			s := c.lastStream(e.Server)
 			m := Message{At: e.At, Response: e.Kind == fleet.TraceResponse, Type: e.Type.String(),
 				Version: e.Version, Nonce: e.Nonce, NACK: e.NACK}
 			if !m.Response {
