@@ -93,6 +93,7 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	st := a.res[typ][name]
 	if st == nil {
 		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED}
+		c.statuses[st.status]++
 		a.res[typ][name] = st
 		a.sorted[typ] = insertSorted(a.sorted[typ], name)
 		// grpc-go and grpc-java subscribe on the active channel only; C-core
@@ -179,6 +180,7 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 			a.c.channels[a.servers[pos]].unsubscribe(a.c, typ, name)
 		}
 	}
+	a.c.statuses[st.status]--
 	delete(a.res[typ], name)
 	a.sorted[typ] = removeSorted(a.sorted[typ], name)
 	if a.empty() {
@@ -340,7 +342,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		// for this resource was NACKed").
 		st.deletionIgnored = false
 		changed := st.cache == nil || !st.cache.Equal(d) || st.err != nil
-		st.status = adminpb.ClientResourceStatus_ACKED
+		c.setStatus(st, adminpb.ClientResourceStatus_ACKED)
 		st.version = resp.Version
 		st.updated = c.now
 		st.err = nil
@@ -390,7 +392,7 @@ func (a *authority) handleNACK(typ ResourceType, d *Decoded, st *resourceState, 
 	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", d.Name, typ, d.Err)}
 	// grpc-go c841c90b (#9185): the same error text again is not re-sent.
 	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
-	st.status = adminpb.ClientResourceStatus_NACKED
+	c.setStatus(st, adminpb.ClientResourceStatus_NACKED)
 	st.err = &errState{status: s, cause: CauseNACK, version: version, at: c.now}
 	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
 		// gRFC A88 table "NACK from client | true | true": drop the
@@ -412,7 +414,7 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 	if data && feat.FailOnDataErrors {
 		st.cache = nil
 	}
-	st.status = adminpb.ClientResourceStatus_RECEIVED_ERROR
+	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
 	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
@@ -426,7 +428,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// without fail_on_data_errors, OnAmbientError(NOT_FOUND) and keep
 		// the resource (C-core keeps it cached with DOES_NOT_EXIST status);
 		// with it, drop the resource and OnResourceChanged(NOT_FOUND).
-		st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+		c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 		st.updated = c.now
 		if feat.FailOnDataErrors {
 			st.cache = nil
@@ -445,7 +447,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 	st.cache = nil
 	st.version = ""
 	st.err = nil
-	st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 	st.updated = c.now
 	a.notifyAllErr(typ, name, st, s, CauseDeleted)
 }
@@ -464,12 +466,12 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 	st.updated = c.now
 	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {
 		s := Status{Code: codes.Unavailable, Message: fmt.Sprintf("xds: timed out waiting for resource %q of type %v", name, typ)}
-		st.status = adminpb.ClientResourceStatus_TIMEOUT
+		c.setStatus(st, adminpb.ClientResourceStatus_TIMEOUT)
 		st.err = &errState{status: s, cause: CauseTimeout, at: c.now}
 		a.notifyAllErr(typ, name, st, s, CauseTimeout)
 		return
 	}
-	st.status = adminpb.ClientResourceStatus_DOES_NOT_EXIST
+	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 	st.err = nil
 	a.notifyAllErr(typ, name, st, notFound(typ, name), CauseTimeout)
 }

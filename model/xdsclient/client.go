@@ -95,6 +95,10 @@ type Client struct {
 	// authority.go watcherCnt summed over channelState authorityCnt).
 	done      DoneHandle
 	doneCount int
+
+	// statuses counts the cache entries by CSDS status, kept up to date
+	// by setStatus so that a fleet can sample them without a scan.
+	statuses [NumStatuses]int32
 }
 
 // New builds a client. It returns an error for an empty server list or an

@@ -87,3 +87,23 @@ func (c *Client) CSDS() *statuspb.ClientConfig {
 func virtualTimestamp(d time.Duration) *timestamppb.Timestamp {
 	return timestamppb.New(time.Unix(0, int64(d)).UTC())
 }
+
+// NumStatuses bounds the CSDS statuses a cache entry can have:
+// adminpb.ClientResourceStatus values are below it.
+const NumStatuses = int(adminpb.ClientResourceStatus_TIMEOUT) + 1
+
+// AddStatusCounts adds to n how many cache entries the client holds in each
+// CSDS status, indexed by the adminpb.ClientResourceStatus value. It
+// equals counting Resources by Status, without the walk.
+func (c *Client) AddStatusCounts(n *[NumStatuses]int) {
+	for s, k := range c.statuses {
+		n[s] += int(k)
+	}
+}
+
+// setStatus moves a cache entry to status s.
+func (c *Client) setStatus(st *resourceState, s adminpb.ClientResourceStatus) {
+	c.statuses[st.status]--
+	c.statuses[s]++
+	st.status = s
+}

@@ -106,6 +106,7 @@ func runTranscript(t *testing.T, file string) {
 	var out strings.Builder
 	for _, b := range blocks {
 		got := h.run(b)
+		h.checkStatusCounts(path, b)
 		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
 			t.Errorf("%s:%d: %s\n--- want\n%s\n--- got\n%s", path, b.line, b.cmd, strings.Join(b.want, "\n"), strings.Join(got, "\n"))
 		}
@@ -129,6 +130,22 @@ func runTranscript(t *testing.T, file string) {
 		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkStatusCounts checks after every block that the client's running
+// status counts (AddStatusCounts) agree with its cache (Resources).
+func (h *harness) checkStatusCounts(path string, b block) {
+	if h.c == nil {
+		return
+	}
+	var got, want [NumStatuses]int
+	h.c.AddStatusCounts(&got)
+	for _, rs := range h.c.Resources() {
+		want[rs.Status]++
+	}
+	if got != want {
+		h.t.Errorf("%s:%d: %s: status counts %v, the cache holds %v", path, b.line, b.cmd, got, want)
 	}
 }
 
