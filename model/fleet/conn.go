@@ -133,6 +133,7 @@ func (w *world) channelEffects(ci uint32, effs []network.Effect) {
 			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindAttemptEnd,
 				Arg: uint64(c.epoch&epochMask)<<40 | uint64(e.Attempt)<<8 | uint64(res)})
 		case network.ArmTimer:
+			w.hists[histConnBackoff].observe(e.At.Sub(now).Seconds())
 			w.kernel.Schedule(sim.Event{At: e.At, Entity: ci, Kind: kindBackoffTimer, Arg: uint64(c.epoch)<<32 | uint64(e.Timer)})
 		case network.CancelTimer:
 			// TimerFired ignores a cancelled timer.

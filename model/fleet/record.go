@@ -1,12 +1,17 @@
 package fleet
 
 import (
+	"math"
+	"slices"
 	"sort"
 	"time"
+
+	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 
 	"github.com/xdssim/xdssim/model/controlplane"
 
 	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
 )
 
@@ -20,6 +25,7 @@ type fleetCounters struct {
 	onFallback, complete int
 
 	resourceTimerFired                int
+	timerFiredSinceSample             int
 	fallbackSwitches, fallbackReverts int
 	nacksSent                         int
 	streamsFailedBeforeResponse       int
@@ -37,8 +43,63 @@ const (
 	seriesIdle
 	seriesComplete
 	seriesFallback
-	numFleetSeries
+	seriesTimerFirings
+	seriesStatus   // the first of the cache status series, in statusSeries order
+	numFleetSeries = seriesStatus + len(statusSeries)
 )
+
+// statusSeries are the CSDS statuses the cache status series count, in
+// the order they are reported.
+var statusSeries = [...]struct {
+	status adminpb.ClientResourceStatus
+	name   string
+}{
+	{adminpb.ClientResourceStatus_REQUESTED, "requested"},
+	{adminpb.ClientResourceStatus_ACKED, "acked"},
+	{adminpb.ClientResourceStatus_NACKED, "nacked"},
+	{adminpb.ClientResourceStatus_DOES_NOT_EXIST, "does_not_exist"},
+	{adminpb.ClientResourceStatus_TIMEOUT, "timeout"},
+	{adminpb.ClientResourceStatus_RECEIVED_ERROR, "received_error"},
+}
+
+// Histograms of the run, in the order they are reported.
+const (
+	histConnBackoff = iota
+	histADSBackoff
+	numHists
+)
+
+// backoffBounds are the bucket bounds of the backoff histograms, in
+// seconds: the R10 preferred numbers (1, 1.25, 1.6, 2, …, 8) from 10 ms to
+// 1000 s, so every bucket is about 25 % wider than the one before.
+var backoffBounds = func() []float64 {
+	r10 := []float64{1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8}
+	var b []float64
+	for decade := 0.01; decade < 1000; decade *= 10 {
+		for _, m := range r10 {
+			b = append(b, math.Round(m*decade*1e4)/1e4)
+		}
+	}
+	return append(b, 1000)
+}()
+
+func (w *world) buildHistograms() {
+	h := func(name, title string) Histogram {
+		return Histogram{Name: name, Title: title, Unit: "s", Bounds: backoffBounds, Counts: make([]int, len(backoffBounds)+1)}
+	}
+	w.hists = [numHists]Histogram{
+		histConnBackoff: h("network.connect_backoff", "Connection backoff delays of XdsClient channels (gRPC connection-backoff)"),
+		histADSBackoff:  h("xds.ads_backoff", "ADS stream retry delays (gRFC A57 backoff)"),
+	}
+}
+
+// observe adds a value to the histogram.
+func (h *Histogram) observe(v float64) {
+	i, _ := slices.BinarySearch(h.Bounds, v)
+	h.Counts[i]++
+	h.Sum += v
+	h.Count++
+}
 
 // Per-server series, in the order they are reported.
 const (
@@ -71,7 +132,12 @@ func (w *world) buildSeries() {
 			s("xds.primary_idle", "XdsClient channels to their primary server: IDLE", "channels"),
 			s("xds.config_complete", "XdsClient instances with every resource of their target cached", "instances"),
 			s("xds.on_fallback", "XdsClient instances on a fallback server (gRFC A71)", "instances"),
+			s("xds.resource_timer_firings", "Does-not-exist timer firings per second (gRFC A57)", "firings/s"),
 		)
+		for _, st := range statusSeries {
+			w.series = append(w.series, s("xds.resources."+st.name,
+				"Cache entries by CSDS status: "+st.status.String(), "entries"))
+		}
 	}
 	for _, srv := range w.servers {
 		p := "control_plane." + srv.Name() + "."
@@ -95,15 +161,20 @@ func (w *world) buildSeries() {
 	}
 }
 
+// perSample turns a count since the last sample into a rate per second.
+// The sample at 0 counts what happened at exactly 0, and is not a rate.
+func (w *world) perSample() float64 {
+	if w.sample == 0 {
+		return 1
+	}
+	return 1 / w.cfg.SampleInterval.Seconds()
+}
+
 func (w *world) takeSample(t sim.Time) {
 	add := func(i int, v float64) { w.series[i].Values = append(w.series[i].Values, v) }
 	add(seriesRunning, float64(w.running))
 	add(seriesDown, float64(w.down))
-	rate := float64(w.startsSinceSample) // the sample at 0 counts starts at exactly 0
-	if w.sample > 0 {
-		rate /= w.cfg.SampleInterval.Seconds()
-	}
-	add(seriesStarts, rate)
+	add(seriesStarts, float64(w.startsSinceSample)*w.perSample())
 	w.startsSinceSample = 0
 	if len(w.insts) > 0 {
 		add(seriesReady, float64(w.fx.primary[network.Ready]))
@@ -112,7 +183,19 @@ func (w *world) takeSample(t sim.Time) {
 		add(seriesIdle, float64(w.fx.primary[network.Idle]))
 		add(seriesComplete, float64(w.fx.complete))
 		add(seriesFallback, float64(w.fx.onFallback))
+		add(seriesTimerFirings, float64(w.fx.timerFiredSinceSample)*w.perSample())
+		w.fx.timerFiredSinceSample = 0
+		var n [xdsclient.NumStatuses]int
+		for i := range w.insts {
+			if x := w.insts[i].xds; x != nil {
+				x.AddStatusCounts(&n)
+			}
+		}
+		for i, st := range statusSeries {
+			add(seriesStatus+i, float64(n[st.status]))
+		}
 	}
+	w.sampleTracks(w.sample)
 	for si, srv := range w.servers {
 		smp := srv.Sample(t)
 		idx := w.serverSe[si]

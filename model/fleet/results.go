@@ -17,6 +17,8 @@ type Results struct {
 	Duration time.Duration
 	// Events is the number of kernel events processed.
 	Events uint64
+	// Groups are the fleet's groups, in scenario order.
+	Groups []GroupInfo
 
 	// SampleInterval is the virtual time between two samples. Sample i was
 	// taken at virtual time i*SampleInterval, so every Series has one value
@@ -30,6 +32,15 @@ type Results struct {
 	// its place in summary.json ("fleet.clients_started"). They are sorted
 	// by Path.
 	Metrics []Metric
+
+	// Tracks follow a deterministic sample of at most MaxTracks XdsClient
+	// instances through the run, one TrackState per TrackInterval: column
+	// k covers the samples from k*TrackInterval/SampleInterval on.
+	TrackInterval time.Duration
+	Tracks        []Track
+
+	// Histograms are distributions of values observed during the run.
+	Histograms []Histogram
 
 	// Intervals are per-entity spans of virtual time (a client's lifetime,
 	// later its RPC failure windows), sorted by Start, then Entity.
@@ -78,4 +89,29 @@ type Fault struct {
 	// Recovery is how long after End the RPC failure windows that overlap
 	// the span went on; 0 when none outlasted it.
 	Recovery time.Duration
+}
+
+// GroupInfo describes one group of clients.
+type GroupInfo struct {
+	Name    string
+	Clients int
+	// Profile is the XdsClient profile the group's clients run
+	// ("grpc-go"); "" for a group that uses no xDS.
+	Profile string
+}
+
+// Histogram counts observed values in buckets.
+type Histogram struct {
+	// Name identifies the histogram ("xds.ads_backoff"); Title is for
+	// people; Unit is the unit of the values ("s").
+	Name, Title, Unit string
+	// Bounds are the buckets' upper bounds, ascending: Counts[i] counts
+	// the values in (Bounds[i-1], Bounds[i]] (Counts[0] those at most
+	// Bounds[0]), and the last of Counts, one more than Bounds, those
+	// above the last bound.
+	Bounds []float64
+	Counts []int
+	// Sum is the sum of the values; Count how many there were.
+	Sum   float64
+	Count int
 }

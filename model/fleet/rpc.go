@@ -77,7 +77,12 @@ type dpCounters struct {
 type bucket struct {
 	ok, failed int
 	byCode     [codes.Unauthenticated + 1]int32
-	retries    int
+	// byCause counts the RPCs that ended in failure, or whose session
+	// broke, by cause.
+	byCause  [dataplane.NumCauses]int32
+	attempts int32 // attempts started, retries included
+	retries  int32 // retry attempts started
+	breaks   int32 // sessions whose backend was lost
 }
 
 // windowRecord is a closed failure window of one instance.
@@ -288,11 +293,14 @@ func (w *world) attempt(s uint32) {
 	c := &w.clients[inst.client]
 	now := w.kernel.Now()
 	w.dp.attempts++
+	b := w.bucketAt(now)
+	b.attempts++
 	env := w.env(ii)
 	p := inst.ch.Pick(&env, int(r.session))
 	if p.AffinityBroken && !r.broken {
 		r.broken = true
 		w.dp.affinityBreaks++
+		b.breaks++
 	}
 	if p.Result == dataplane.Failed {
 		var cause dataplane.Cause
@@ -411,6 +419,7 @@ func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.C
 		w.dp.failed++
 		b.failed++
 	}
+	b.byCause[cause]++
 	inst := &w.insts[ii]
 	if win, ok := inst.win.Fail(t, w.cfg.DataPlane.WindowGap, code, cause); ok {
 		w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})

@@ -52,8 +52,9 @@ func loadedInstances(cfg *Config) int {
 func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	var dp dpCounters
 	var faults []Fault
+	var peak float64
 	if w != nil {
-		dp, faults = w.dp, w.spans
+		dp, faults, peak = w.dp, w.spans, w.peakFailing
 	}
 	add("rpc.total", float64(dp.rpcs))
 	add("rpc.failed", float64(dp.failed))
@@ -91,6 +92,7 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	}
 	slices.Sort(durs)
 	add("failure_windows.count", float64(len(durs)))
+	add("failure_windows.peak_clients_percent", peak)
 	add("failure_windows.client_seconds", total)
 	for _, q := range []struct {
 		name string
@@ -192,8 +194,23 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 	}
 	out = append(out, byCause...)
 
+	// The error rate by cause: of the RPCs that ended in a sample, the
+	// share that failed (or lost their session) for each cause.
+	for _, c := range causes {
+		s := mk("rpc.error_rate."+c.String(), "RPCs failing: "+c.String(), "% of RPCs")
+		for k := 0; k < samples; k++ {
+			b := bucket(k)
+			s.Values[k] = math.NaN()
+			if n := b.ok + b.failed; n > 0 {
+				s.Values[k] = 100 * float64(b.byCause[c]) / float64(n)
+			}
+		}
+		out = append(out, s)
+	}
+
 	success := mk("rpc.success_ratio", "RPC success ratio", "ratio")
 	retries := mk("retries.rate", "Retry attempts per second", "retries/s")
+	amp := mk("retries.amplification", "Attempts per RPC (retry amplification)", "attempts/RPC")
 	for k := 0; k < samples; k++ {
 		b := bucket(k)
 		success.Values[k] = math.NaN()
@@ -201,6 +218,10 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 			success.Values[k] = float64(b.ok) / float64(b.ok+b.failed)
 		}
 		retries.Values[k] = float64(b.retries) * perSec
+		amp.Values[k] = math.NaN()
+		if first := b.attempts - b.retries; first > 0 {
+			amp.Values[k] = float64(b.attempts) / float64(first)
+		}
 	}
 	out = append(out, success)
 	for _, c := range reportedCodes {
@@ -213,7 +234,15 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 		}
 		out = append(out, s)
 	}
-	return append(out, retries)
+	out = append(out, retries, amp)
+	if w.dp.sessionsStarted > 0 {
+		s := mk("sessions.affinity_breaks", "Sessions whose backend was lost, per second (gRFC A55)", "breaks/s")
+		for k := 0; k < samples; k++ {
+			s.Values[k] = float64(bucket(k).breaks) * perSec
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // windowIntervals lists the failure windows as intervals.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -92,6 +93,10 @@ type world struct {
 	// run is over.
 	spans []Fault
 
+	// peakFailing is the peak of rpc.clients_failing, once the run is
+	// over.
+	peakFailing float64
+
 	running, down, peakDown int
 	starts, restarts        int
 	startsSinceSample       int
@@ -100,6 +105,8 @@ type world struct {
 	series    []Series
 	serverSe  [][]int // per server: indexes into series
 	intervals []Interval
+	tr        trackSet
+	hists     [numHists]Histogram
 	progress  func(now, end time.Duration)
 	tracer    func(*TraceEvent)
 }
@@ -193,6 +200,8 @@ func build(cfg Config) (*world, error) {
 		return nil, err
 	}
 	w.buildSeries()
+	w.buildTracks()
+	w.buildHistograms()
 	w.kernel.SetSampler(cfg.SampleInterval, w.takeSample)
 	return w, nil
 }
@@ -276,7 +285,12 @@ func (w *world) stopClient(ev sim.Event) {
 
 func (w *world) results() *Results {
 	w.closeWindows()
+	w.trackWindows()
 	w.spans = w.faultList()
+	dps := w.dataPlaneSeries(w.sample)
+	if len(dps) > 0 {
+		w.peakFailing = slices.Max(dps[0].Values) // rpc.clients_failing
+	}
 	r := &Results{
 		Scenario:       w.cfg.Name,
 		Description:    w.cfg.Description,
@@ -284,10 +298,14 @@ func (w *world) results() *Results {
 		Clients:        len(w.clients),
 		Duration:       w.cfg.Duration,
 		Events:         w.kernel.Events(),
+		Groups:         groupInfo(&w.cfg),
 		SampleInterval: w.cfg.SampleInterval,
 		Samples:        w.sample,
-		Series:         append(w.series, w.dataPlaneSeries(w.sample)...),
+		Series:         append(w.series, dps...),
 		Metrics:        metrics(&w.cfg, w),
+		TrackInterval:  w.trackInterval(),
+		Tracks:         w.tr.tracks,
+		Histograms:     w.hists[:],
 		Intervals:      append(w.intervals, w.windowIntervals()...),
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
@@ -300,6 +318,18 @@ func (w *world) results() *Results {
 		return a.Entity < b.Entity
 	})
 	return r
+}
+
+// groupInfo describes the groups of cfg.
+func groupInfo(cfg *Config) []GroupInfo {
+	out := make([]GroupInfo, len(cfg.Groups))
+	for i, g := range cfg.Groups {
+		out[i] = GroupInfo{Name: g.Name, Clients: g.Clients}
+		if len(g.Servers) > 0 {
+			out[i].Profile = g.Profile.Name
+		}
+	}
+	return out
 }
 
 // faultList is every span in which the scenario injected something, with

@@ -194,6 +194,9 @@ func (w *world) carryOut(ii uint32, e *xdsclient.Effect) {
 		w.send(ci, e.Request)
 		w.xdsInput(ii, inst.xds.SendDone(w.now(), e.Server))
 	case xdsclient.ArmTimer:
+		if e.Timer.Kind == xdsclient.RetryTimer {
+			w.hists[histADSBackoff].observe(e.Delay.Seconds())
+		}
 		s := w.timerSlot(ii, e.Timer)
 		w.timers.slots[s].t.Arm(w.kernel, w.kernel.Now().Add(e.Delay), s, kindXDSTimer)
 	case xdsclient.CancelTimer:
@@ -438,6 +441,7 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 	}
 	if id.Kind == xdsclient.ResourceTimer {
 		w.fx.resourceTimerFired++
+		w.fx.timerFiredSinceSample++
 		spurious := w.serverHolds(ii, id.Type, id.Name)
 		if spurious {
 			w.dp.timerSpurious++
