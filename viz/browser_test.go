@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/xdssim/xdssim/model/fleet"
-	"github.com/xdssim/xdssim/scenarios"
 )
 
 // chromium returns the path of a headless-capable Chromium, or "".
@@ -48,7 +45,7 @@ func runChromium(t *testing.T, bin, url string, extra ...string) (stdout, stderr
 	return out.String(), errb.String()
 }
 
-// TestReportRendersInABrowser loads the default scenario's report from
+// TestReportRendersInABrowser loads a library scenario's report from
 // file:// in headless Chromium and checks that it rendered: no script or
 // console error, and a canvas of non-zero size in every chart container.
 // It leaves a screenshot in the test's temp directory (-v prints where).
@@ -62,21 +59,15 @@ func TestReportRendersInABrowser(t *testing.T) {
 		}
 		t.Skip("no chromium on PATH (apt-get install chromium)")
 	}
-	s, err := scenarios.Load(scenarios.DefaultName, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := fleet.Run(s.FleetConfig(), fleet.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, exp := libraryRun(t)
+	want := len(pageCharts(t, render(t, res, exp...)))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.html")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteReport(f, res, Evaluate(res, s.Expect)...); err != nil {
+	if err := WriteReport(f, res, exp...); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -94,11 +85,11 @@ func TestReportRendersInABrowser(t *testing.T) {
 		}
 	}
 
-	// Every chart container (go-echarts: <div class="item" id=...>) holds
-	// the canvas echarts drew, with a non-zero width and height.
-	items := regexp.MustCompile(`<div class="item" id="([^"]+)"`).FindAllStringSubmatchIndex(dom, -1)
-	if len(items) != len(res.Series) {
-		t.Errorf("%d chart containers in the rendered page, want %d (one per series)", len(items), len(res.Series))
+	// Every chart container (<div class="chart" id=...>) holds the canvas
+	// echarts drew, with a non-zero width and height.
+	items := regexp.MustCompile(`<div class="chart" id="([^"]+)"`).FindAllStringSubmatchIndex(dom, -1)
+	if len(items) != want {
+		t.Errorf("%d chart containers in the rendered page, want %d", len(items), want)
 	}
 	canvas := regexp.MustCompile(`<canvas[^>]*\bwidth="(\d+)"[^>]*\bheight="(\d+)"`)
 	for i, m := range items {

@@ -47,3 +47,9 @@ func formatAny(v float64) string {
 	}
 	return formatNumber(v)
 }
+
+// formatMillis renders a span of virtual time in seconds rounded to the
+// millisecond, for tables people read.
+func formatMillis(d time.Duration) string {
+	return formatSeconds(d.Round(time.Millisecond))
+}

@@ -1,0 +1,417 @@
+package viz
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"time"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// chart is one echarts chart of the report: the options go-echarts built,
+// and what the page's runtime (reportJS) does with them.
+type chart struct {
+	ID     string
+	Title  string
+	Height int // pixels
+	// option is the chart's echarts option, as go-echarts builds it.
+	option map[string]any
+	// Runtime is handed to the page's xdssim.chart with the option.
+	Runtime runtimeOpts
+	// OptionJS and RuntimeJS are option and Runtime as script-safe JSON,
+	// set just before the page is written.
+	OptionJS, RuntimeJS template.JS
+}
+
+// runtimeOpts is what reportJS does to a chart beyond its option.
+type runtimeOpts struct {
+	// Time marks a chart over virtual time: its axis labels and tooltips
+	// read as durations, and it zooms with every other time chart.
+	Time bool `json:"time,omitempty"`
+	// Patch is merged into the option by echarts after it is set: option
+	// fields go-echarts has no type for (a piecewise visualMap by value, a
+	// grid's background).
+	Patch map[string]any `json:"patch,omitempty"`
+	// States names the values of a heatmap's cells, for its tooltip.
+	States []string `json:"states,omitempty"`
+	// Columns is the virtual time one heatmap column covers, in seconds.
+	Columns float64 `json:"columns,omitempty"`
+}
+
+// OptionJSON is the chart's option as JSON that is safe inside <script>:
+// encoding/json escapes <, >, &, U+2028 and U+2029, and sorts map keys.
+func (c chart) OptionJSON() (string, error) {
+	b, err := json.Marshal(c.option)
+	if err != nil {
+		return "", fmt.Errorf("chart %s: %w", c.ID, err)
+	}
+	return string(b), nil
+}
+
+// RuntimeJSON is Runtime as script-safe JSON.
+func (c chart) RuntimeJSON() (string, error) {
+	b, err := json.Marshal(c.Runtime)
+	if err != nil {
+		return "", fmt.Errorf("chart %s: %w", c.ID, err)
+	}
+	return string(b), nil
+}
+
+// line is one series of a time chart.
+type line struct {
+	name   string
+	values []float64 // one per sample
+	color  string    // "" for the palette's next colour
+	right  bool      // on the right-hand y axis
+	area   bool      // a stacked area; every area line of a chart stacks
+}
+
+// timeSpec describes a chart of series over virtual time.
+type timeSpec struct {
+	id, title string
+	// left and right name the y axes, with their units; right is "" when
+	// no line uses it.
+	left, right string
+	lines       []line
+	// percent fixes the left axis to 0–100.
+	percent bool
+}
+
+// maxPoints bounds the points of one series in the report. A run with more
+// samples draws each point as the mean of the samples it covers.
+const maxPoints = 1500
+
+// stride is how many samples one point of a series covers.
+func stride(samples int) int { return max(1, (samples+maxPoints-1)/maxPoints) }
+
+// timeChart builds a line chart over virtual time with every fault shaded
+// and labelled, a zoom slider, and one colour per line.
+func timeChart(r *fleet.Results, spec timeSpec) chart {
+	l := charts.NewLine()
+	// A time axis in milliseconds of virtual time since 0: echarts stacks
+	// the areas of a chart on the y values only when x is a category or
+	// time axis (with two value axes it stacks x).
+	xAxis := opts.XAxis{Type: "time", Name: "virtual time", NameLocation: "middle", NameGap: 28, Min: 0}
+	if r.Duration > 0 {
+		xAxis.Max = millis(r.Duration)
+	}
+	left := opts.YAxis{Type: "value", Name: spec.left}
+	if spec.percent {
+		left.Min, left.Max = 0, 100
+	}
+	l.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: spec.id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: spec.title, Left: "8", Top: "4"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "70", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(xAxis),
+		charts.WithYAxisOpts(left),
+		charts.WithDataZoomOpts(
+			opts.DataZoom{Type: "slider", XAxisIndex: 0, Start: 0, End: 100},
+			opts.DataZoom{Type: "inside", XAxisIndex: 0, Start: 0, End: 100},
+		),
+	)
+	if spec.right != "" {
+		l.ExtendYAxis(opts.YAxis{Type: "value", Name: spec.right, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+	}
+	for _, ln := range spec.lines {
+		l.AddSeries(ln.name, nil)
+		s := &l.MultiSeries[len(l.MultiSeries)-1]
+		s.Data = seriesPoints(r.SampleInterval, ln.values)
+		s.ShowSymbol, s.Symbol = opts.Bool(false), "none"
+		s.LineStyle = &opts.LineStyle{Width: 1.5, Color: ln.color}
+		if ln.color != "" {
+			s.ItemStyle = &opts.ItemStyle{Color: ln.color}
+		}
+		if ln.right {
+			s.YAxisIndex = 1
+		}
+		if ln.area {
+			s.Stack = "total"
+			s.AreaStyle = &opts.AreaStyle{Opacity: opts.Float(0.7)}
+			s.LineStyle.Width = 0.5
+		}
+	}
+	// The last series draws over the others, so its shading shows over
+	// stacked areas too.
+	if n := len(l.MultiSeries); n > 0 && len(r.Faults) > 0 {
+		l.MultiSeries[n-1].MarkAreas = faultAreas(r.Faults, r.Duration)
+	}
+	return chart{ID: spec.id, Title: spec.title, Height: 380, option: options(l), Runtime: runtimeOpts{Time: true}}
+}
+
+// validator is a go-echarts chart.
+type validator interface {
+	Validate()
+	JSON() map[string]any
+}
+
+// options returns the echarts option go-echarts built for c.
+func options(c validator) map[string]any {
+	c.Validate()
+	return c.JSON()
+}
+
+// faultArea is one end of a shaded fault: echarts wants each area as a
+// [start, end] pair of these. (go-echarts' WithMarkAreaNameXAxisItemOpts
+// appends single objects instead of pairs, and its MarkAreaData.YAxis has
+// the JSON tag "YAxis"; notes/dependencies.md §6.)
+type faultArea struct {
+	Name  string      `json:"name,omitempty"`
+	XAxis float64     `json:"xAxis"`
+	Label *faultLabel `json:"label,omitempty"`
+}
+
+// faultLabel places the label of one fault: Offset moves it down by whole
+// lines so that the labels of overlapping faults do not overprint.
+type faultLabel struct {
+	Offset [2]int `json:"offset"`
+}
+
+// faultLabelLine is the height of one line of fault labels, in pixels.
+const faultLabelLine = 14
+
+// Fault labels take about labelCharPx pixels per character on a plot about
+// plotPx pixels wide.
+const (
+	labelCharPx = 6.5
+	plotPx      = 1100
+)
+
+// faultAreas shades every fault, labelled with its Label centred at the top
+// of its span. A fault whose span or label overlaps an earlier fault's gets
+// its label on the first line of labels not used by any of those.
+func faultAreas(faults []fleet.Fault, duration time.Duration) *opts.MarkAreas {
+	// The span of virtual time each fault's shading and label cover.
+	type extent struct{ lo, hi float64 }
+	ext := make([]extent, len(faults))
+	perChar := duration.Seconds() * labelCharPx / plotPx
+	for i, f := range faults {
+		mid := (f.Start + f.End).Seconds() / 2
+		half := float64(len([]rune(f.Label))) * perChar / 2
+		ext[i] = extent{min(f.Start.Seconds(), mid-half), max(f.End.Seconds(), mid+half)}
+	}
+	lanes := make([]int, len(faults))
+	data := make([]interface{}, len(faults))
+	for i, f := range faults {
+		used := map[int]bool{}
+		for j := 0; j < i; j++ {
+			if ext[j].lo < ext[i].hi && ext[i].lo < ext[j].hi {
+				used[lanes[j]] = true
+			}
+		}
+		for used[lanes[i]] {
+			lanes[i]++
+		}
+		start := faultArea{Name: f.Label, XAxis: millis(f.Start)}
+		if lanes[i] > 0 {
+			start.Label = &faultLabel{Offset: [2]int{0, lanes[i] * faultLabelLine}}
+		}
+		data[i] = [2]faultArea{start, {XAxis: millis(f.End)}}
+	}
+	return &opts.MarkAreas{
+		Data: data,
+		MarkAreaStyle: opts.MarkAreaStyle{
+			Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: "#9a2a2a", FontSize: 11},
+			ItemStyle: &opts.ItemStyle{Color: "rgba(214, 69, 65, 0.12)", BorderColor: "rgba(154, 42, 42, 0.5)", BorderWidth: 1},
+		},
+	}
+}
+
+// millis is d in milliseconds, the unit of the time axis.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// seriesPoints renders the samples of a series as echarts [x, y] pairs, x in
+// milliseconds of virtual time, NaN and infinities as "-" (a gap). With more
+// than maxPoints samples, each point is the mean of the finite samples of
+// its stride, placed at the first of them.
+func seriesPoints(interval time.Duration, values []float64) json.RawMessage {
+	k := stride(len(values))
+	b := make([]byte, 0, 16*(len(values)/k+1)+2)
+	b = append(b, '[')
+	for i := 0; i < len(values); i += k {
+		sum, n := 0.0, 0
+		for _, v := range values[i:min(i+k, len(values))] {
+			if finite(v) {
+				sum += v
+				n++
+			}
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = append(b, formatNumber(millis(time.Duration(i)*interval))...)
+		b = append(b, ',')
+		if n > 0 {
+			b = append(b, formatNumber(sum/float64(n))...)
+		} else {
+			b = append(b, `"-"`...)
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// bar is one series of a bar chart: one value per category.
+type bar struct {
+	name   string
+	values []float64
+	color  string
+}
+
+// barChart builds a bar chart over named categories.
+func barChart(id, title, xName, yName string, categories []string, bars []bar) chart {
+	b := charts.NewBar()
+	b.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: xName, NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName}),
+	)
+	b.SetXAxis(categories)
+	for _, s := range bars {
+		data := make([]opts.BarData, len(s.values))
+		for i, v := range s.values {
+			data[i] = opts.BarData{Value: v}
+		}
+		b.AddSeries(s.name, data)
+		if s.color != "" {
+			b.MultiSeries[len(b.MultiSeries)-1].ItemStyle = &opts.ItemStyle{Color: s.color}
+		}
+	}
+	return chart{ID: id, Title: title, Height: 340, option: options(b)}
+}
+
+// curve is one series of an x-y chart: points in ascending x.
+type curve struct {
+	name  string
+	x, y  []float64
+	color string
+}
+
+// cdfChart builds a step chart of cumulative distributions, x on a log
+// axis.
+func cdfChart(id, title, xName, yName string, curves []curve) chart {
+	l := charts.NewLine()
+	l.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: xName, NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Min: 0, Max: 100}),
+	)
+	for _, c := range curves {
+		l.AddSeries(c.name, nil)
+		s := &l.MultiSeries[len(l.MultiSeries)-1]
+		b := []byte{'['}
+		for i := range c.x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			b = append(b, formatNumber(c.x[i])...)
+			b = append(b, ',')
+			b = append(b, formatNumber(c.y[i])...)
+			b = append(b, ']')
+		}
+		s.Data = json.RawMessage(append(b, ']'))
+		s.Step = "end"
+		s.ShowSymbol, s.Symbol = opts.Bool(false), "none"
+		s.LineStyle = &opts.LineStyle{Width: 2, Color: c.color}
+		if c.color != "" {
+			s.ItemStyle = &opts.ItemStyle{Color: c.color}
+		}
+	}
+	return chart{ID: id, Title: title, Height: 360, option: options(l)}
+}
+
+// heatmapChart draws every track as a row and every column of time as a
+// cell, coloured by the track's state. Cells in which the instance was up
+// are left out: the grid's background shows them.
+func heatmapChart(r *fleet.Results) chart {
+	const id, title = "chart_tracks", "Sampled client channels over time, by state"
+	cols := 0
+	entities := make([]string, len(r.Tracks))
+	present := make([]bool, fleet.NumTrackStates)
+	b := []byte{'['}
+	for y, tr := range r.Tracks {
+		entities[y] = tr.Entity
+		cols = max(cols, len(tr.States))
+		for x, s := range tr.States {
+			if s == fleet.TrackUp || s >= fleet.NumTrackStates {
+				continue
+			}
+			present[s] = true
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, "[%d,%d,%d]", x, y, s)
+		}
+	}
+	b = append(b, ']')
+	labels := make([]string, cols)
+	for x := range labels {
+		labels[x] = formatSeconds(time.Duration(x) * r.TrackInterval)
+	}
+	names := make([]string, fleet.NumTrackStates)
+	var pieces []map[string]any
+	for s := fleet.TrackState(0); s < fleet.NumTrackStates; s++ {
+		names[s] = stateLabel(s)
+		if present[s] {
+			pieces = append(pieces, map[string]any{"value": int(s), "label": names[s], "color": stateColor(s)})
+		}
+	}
+
+	h := charts.NewHeatMap()
+	h.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
+		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "84", Bottom: "64", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "virtual time (s)", NameLocation: "middle", NameGap: 28,
+			Data: labels, SplitArea: &opts.SplitArea{Show: opts.Bool(false)}}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: "client/target", Data: entities, Inverse: opts.Bool(true),
+			AxisLabel: &opts.AxisLabel{FontSize: 9}}),
+		charts.WithDataZoomOpts(
+			opts.DataZoom{Type: "slider", XAxisIndex: 0, Start: 0, End: 100},
+			opts.DataZoom{Type: "inside", XAxisIndex: 0, Start: 0, End: 100},
+		),
+	)
+	h.AddSeries("state", nil)
+	h.MultiSeries[0].Data = json.RawMessage(b)
+	return chart{
+		ID: id, Title: title,
+		Height: max(260, 4*len(r.Tracks)+160),
+		option: options(h),
+		Runtime: runtimeOpts{
+			Patch: map[string]any{
+				"visualMap": map[string]any{
+					"type": "piecewise", "pieces": pieces, "dimension": 2,
+					"orient": "horizontal", "left": 8, "top": 30, "itemWidth": 14, "itemHeight": 10,
+				},
+				"grid": map[string]any{"show": true, "backgroundColor": stateColor(fleet.TrackUp), "borderWidth": 0},
+				// Drawn in one pass: echarts' progressive rendering of a
+				// large heatmap can stall headless Chromium's virtual time.
+				"series": map[string]any{"progressive": 0},
+			},
+			States:  names,
+			Columns: r.TrackInterval.Seconds(),
+		},
+	}
+}
