@@ -34,7 +34,8 @@ const usage = `xdssim simulates fleets of gRPC XdsClients on a virtual clock.
 Usage:
   xdssim run [FILE|NAME] [flags]     run a scenario (default: the library's "default") and write its report
   xdssim validate FILE|NAME [flags]  check a scenario and print it with every default filled in
-  xdssim list                        list the scenarios embedded in the binary
+  xdssim list [--long]               list the scenarios embedded in the binary (--long: and what each shows)
+  xdssim explain NAME                print what a library scenario shows: its situation, source and what to look at
   xdssim version                     print the version
 
 Flags (run and validate; they may stand before or after the scenario):
@@ -83,12 +84,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = cmdValidate(rest, stdout)
 	case "list":
 		err = cmdList(rest, stdout)
+	case "explain":
+		err = cmdExplain(rest, stdout)
 	case "version":
 		fmt.Fprintf(stdout, "xdssim %s (%s)\n", version(), runtime.Version())
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
-		err = badInput("unknown command %q (commands: run, validate, list, version)", cmd)
+		err = badInput("unknown command %q (commands: run, validate, list, explain, version)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -197,14 +200,58 @@ func cmdValidate(args []string, stdout io.Writer) error {
 }
 
 func cmdList(args []string, stdout io.Writer) error {
-	if len(args) > 0 {
-		return badInput("list: unexpected argument %q", args[0])
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	long := fs.Bool("long", false, "")
+	if err := fs.Parse(args); err != nil {
+		return badInput("list: %v (see 'xdssim help')", err)
+	}
+	if fs.NArg() > 0 {
+		return badInput("list: unexpected argument %q", fs.Arg(0))
+	}
+	if *long {
+		for i, e := range scenarios.Library() {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "%s: %s\n\n", e.Name, e.Description)
+			for _, line := range strings.Split(strings.TrimRight(e.Header, "\n"), "\n") {
+				if line == "" {
+					fmt.Fprintln(stdout)
+					continue
+				}
+				fmt.Fprintf(stdout, "    %s\n", line)
+			}
+		}
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	for _, e := range scenarios.Library() {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
 	}
 	return tw.Flush()
+}
+
+// cmdExplain prints a library scenario's header comment: the situation it
+// reproduces, the gRFC section or issue it comes from, and what to look at
+// in its report.
+func cmdExplain(args []string, stdout io.Writer) error {
+	switch {
+	case len(args) == 0:
+		return badInput("explain: expected the name of a library scenario (see 'xdssim list')")
+	case len(args) > 1:
+		return badInput("explain: expected one library scenario, found %d: %s", len(args), strings.Join(args, " "))
+	}
+	lib := scenarios.Library()
+	names := make([]string, len(lib))
+	for i, e := range lib {
+		if e.Name == args[0] {
+			_, err := io.WriteString(stdout, e.Header)
+			return err
+		}
+		names[i] = e.Name
+	}
+	return badInput("explain: no library scenario is named %q (library: %s)", args[0], strings.Join(names, ", "))
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {

@@ -101,6 +101,12 @@ func TestBadInputExitsWithCode2AndAClearMessage(t *testing.T) {
 		{"validate needs a scenario", []string{"validate"}, []string{"validate: expected a scenario file or library name"}},
 		{"two scenarios", []string{"run", "a", "b"}, []string{"run: expected one scenario, found 2: a b"}},
 		{"list takes no argument", []string{"list", "x"}, []string{`list: unexpected argument "x"`}},
+		{"list with an unknown flag", []string{"list", "--lng"}, []string{"list: flag provided but not defined: -lng"}},
+		{"explain needs a name", []string{"explain"}, []string{"explain: expected the name of a library scenario (see 'xdssim list')"}},
+		{"explain takes one name", []string{"explain", "default", "cached-outage"}, []string{"explain: expected one library scenario, found 2: default cached-outage"}},
+		{"explain of an unknown name lists the library", []string{"explain", "no-such"}, []string{
+			`explain: no library scenario is named "no-such" (library: `, "cached-outage", "default,",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,6 +147,63 @@ func TestListPrintsEachLibraryScenarioWithItsDescription(t *testing.T) {
 		if !strings.Contains(stdout, e.Name+" ") || !strings.Contains(stdout, e.Description) {
 			t.Errorf("list output lacks %s and its description:\n%s", e.Name, stdout)
 		}
+	}
+}
+
+func TestListLongPrintsEachScenarioWithItsExplanation(t *testing.T) {
+	code, stdout, stderr := runMain(t, "list", "--long")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, e := range scenarios.Library() {
+		if !strings.Contains(stdout, e.Name+": "+e.Description+"\n") {
+			t.Errorf("list --long lacks the line %q:\n%s", e.Name+": "+e.Description, stdout)
+		}
+		first, _, _ := strings.Cut(e.Header, "\n")
+		if !strings.Contains(stdout, "\n    "+first+"\n") {
+			t.Errorf("list --long lacks %s's explanation, indented (%q)", e.Name, first)
+		}
+	}
+}
+
+// TestExplainPrintsTheHeaderComment pins explain: the scenario's leading
+// comment block, without its "# " prefixes, which says the situation, its
+// source and what to look at.
+func TestExplainPrintsTheHeaderComment(t *testing.T) {
+	tests := []struct {
+		name string
+		want []string // lines stdout holds
+	}{
+		{"default", []string{"A primary control-plane outage during a rolling restart, with fallback.", ""}},
+		{"blackholed-primary", []string{"A blackholed primary: connect attempts hang for 20 s before the restarted", "Source: gRFC A71 \"xDS Fallback\"; gRFC A57 (the 20 s minimum connect"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(t, "explain", tt.name)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			src, err := scenarios.Open(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want strings.Builder
+			for _, l := range strings.Split(string(src.Data), "\n") {
+				if !strings.HasPrefix(l, "#") {
+					break
+				}
+				want.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "#"), " ") + "\n")
+			}
+			if stdout != want.String() {
+				t.Errorf("explain %s printed\n%s\nwant the file's leading comment block without \"# \":\n%s", tt.name, stdout, want.String())
+			}
+			lines := strings.Split(stdout, "\n")
+			for _, w := range tt.want {
+				if indexOf(lines, w) < 0 {
+					t.Errorf("explain %s lacks the line %q:\n%s", tt.name, w, stdout)
+				}
+			}
+		})
 	}
 }
 

@@ -4,7 +4,8 @@
 //
 //	xdssim run [FILE|NAME] [flags]    run a scenario and write its report
 //	xdssim validate FILE|NAME [flags] check a scenario, print it resolved
-//	xdssim list                       list the embedded scenario library
+//	xdssim list [--long]              list the embedded scenario library
+//	xdssim explain NAME               explain a library scenario
 //	xdssim version                    print the version
 //
 // Flags may stand before or after the scenario. Exit codes: 0 ok, 1 internal
