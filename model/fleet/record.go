@@ -32,6 +32,21 @@ type fleetCounters struct {
 	changesSkipped                    int
 }
 
+// groupCounters are the figures summary.json reports per group, under
+// groups.<name>, so that groups that differ in one setting can be compared
+// in one run.
+type groupCounters struct {
+	rpcs, failed              int
+	timerFired, timerSpurious int
+	fallbackSwitches          int
+	affinityBreaks, retries   int
+}
+
+// group returns the counters of the group of instance ii.
+func (w *world) group(ii uint32) *groupCounters {
+	return &w.groups[w.clients[w.insts[ii].client].group]
+}
+
 // Series of the fleet, in the order they are reported.
 const (
 	seriesRunning = iota
@@ -258,6 +273,7 @@ func metrics(cfg *Config, w *world) []Metric {
 		add(p+"peak_queue_depth", float64(t.PeakQueueDepth))
 	}
 	dataPlaneMetrics(cfg, w, add)
+	groupMetrics(cfg, w, add)
 	sort.Slice(m, func(i, j int) bool { return m[i].Path < m[j].Path })
 	return m
 }

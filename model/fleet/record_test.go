@@ -3,6 +3,7 @@ package fleet
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -223,5 +224,35 @@ func TestResultsNameTheGroupsProfiles(t *testing.T) {
 	want := []GroupInfo{{"web", 3, "grpc-go"}, {"java", 3, "grpc-java"}, {"plain", 2, ""}}
 	if !reflect.DeepEqual(r.Groups, want) {
 		t.Errorf("groups %+v, want %+v", r.Groups, want)
+	}
+}
+
+// TestGroupFiguresAddUpToTheFleet runs two groups that differ only in
+// their RPC rate and checks that each group's figures sum to the fleet's,
+// so that a scenario can compare groups within one run.
+func TestGroupFiguresAddUpToTheFleet(t *testing.T) {
+	cfg := primaryDown(10)
+	fast := cfg.Groups[0]
+	fast.Name, fast.RPC.Rate = "fast", 20
+	cfg.Groups = append(cfg.Groups, fast)
+	r := run(t, cfg)
+	for _, name := range []string{"rpc.total", "rpc.failed", "failure_windows.count", "failure_windows.client_seconds"} {
+		web, fst := metric(t, r, "groups.web."+name), metric(t, r, "groups.fast."+name)
+		want := metric(t, r, name)
+		if math.Abs(web+fst-want) > 1e-6*want {
+			t.Errorf("%s: web %v + fast %v != fleet %v", name, web, fst, want)
+		}
+		if web == 0 || fst == 0 {
+			t.Errorf("%s: web %v, fast %v: want both non-zero", name, web, fst)
+		}
+	}
+	if web, fst := metric(t, r, "groups.web.rpc.total"), metric(t, r, "groups.fast.rpc.total"); math.Abs(fst/web-2) > 0.2 {
+		t.Errorf("fast sent %v RPCs, web %v: want about twice as many", fst, web)
+	}
+	paths := MetricPaths(&cfg)
+	for _, p := range []string{"groups.web.rpc.success_ratio", "groups.fast.xds.resource_timer_spurious", "groups.fast.sessions.affinity_breaks"} {
+		if !slices.Contains(paths, p) {
+			t.Errorf("MetricPaths lacks %s", p)
+		}
 	}
 }

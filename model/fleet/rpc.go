@@ -213,6 +213,7 @@ func (w *world) rpcArrival(ev sim.Event) {
 
 	now := w.kernel.Now()
 	w.dp.rpcs++
+	w.group(ii).rpcs++
 	if inst.ch.Config() == nil && w.watchesFailed(ii) {
 		// The resolver reported an error: the channel is in
 		// TRANSIENT_FAILURE and a non-wait-for-ready RPC fails at once.
@@ -300,6 +301,7 @@ func (w *world) attempt(s uint32) {
 	if p.AffinityBroken && !r.broken {
 		r.broken = true
 		w.dp.affinityBreaks++
+		w.group(ii).affinityBreaks++
 		b.breaks++
 	}
 	if p.Result == dataplane.Failed {
@@ -367,6 +369,7 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	}
 	if d.Retry { // gRFC A6: the next attempt picks again after the backoff
 		w.dp.retries++
+		w.group(r.inst).retries++
 		w.bucketAt(d.At).retries++
 		r.cause = cause
 		w.kernel.Schedule(sim.Event{At: d.At, Entity: s, Kind: kindRPCRetry, Arg: uint64(r.gen)})
@@ -417,6 +420,7 @@ func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.C
 		b.ok++
 	} else {
 		w.dp.failed++
+		w.group(ii).failed++
 		b.failed++
 	}
 	b.byCause[cause]++

@@ -245,6 +245,49 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 	return out
 }
 
+// groupMetrics adds the figures of each group under groups.<name>.
+func groupMetrics(cfg *Config, w *world, add func(string, float64)) {
+	durs := make([][]float64, len(cfg.Groups))
+	if w != nil {
+		for i := range w.dp.windows {
+			r := &w.dp.windows[i]
+			g := w.clients[w.insts[r.inst].client].group
+			durs[g] = append(durs[g], r.w.Duration().Seconds())
+		}
+	}
+	for gi, g := range cfg.Groups {
+		var c groupCounters
+		if w != nil {
+			c = w.groups[gi]
+		}
+		p := "groups." + g.Name + "."
+		add(p+"rpc.total", float64(c.rpcs))
+		add(p+"rpc.failed", float64(c.failed))
+		ratio := 1.0
+		if c.rpcs > 0 {
+			ratio = float64(c.rpcs-c.failed) / float64(c.rpcs)
+		}
+		add(p+"rpc.success_ratio", ratio)
+		d := durs[gi]
+		slices.Sort(d)
+		total, p99 := 0.0, 0.0
+		for _, x := range d {
+			total += x
+		}
+		if len(d) > 0 {
+			p99 = stat.Quantile(0.99, stat.Empirical, d, nil)
+		}
+		add(p+"failure_windows.count", float64(len(d)))
+		add(p+"failure_windows.client_seconds", total)
+		add(p+"failure_windows.duration_seconds.p99", p99)
+		add(p+"xds.resource_timer_fired", float64(c.timerFired))
+		add(p+"xds.resource_timer_spurious", float64(c.timerSpurious))
+		add(p+"xds.fallback_switches", float64(c.fallbackSwitches))
+		add(p+"sessions.affinity_breaks", float64(c.affinityBreaks))
+		add(p+"retries.attempts", float64(c.retries))
+	}
+}
+
 // windowIntervals lists the failure windows as intervals.
 func (w *world) windowIntervals() []Interval {
 	out := make([]Interval, 0, len(w.dp.windows))

@@ -89,6 +89,7 @@ type world struct {
 	dpConfigs map[configKey]*dataplane.Config
 	rpcs      rpcSlots
 	dp        dpCounters
+	groups    []groupCounters // per group, in Config order
 	// spans are the run's faults with their recovery times, once the
 	// run is over.
 	spans []Fault
@@ -149,6 +150,7 @@ func build(cfg Config) (*world, error) {
 		return nil, err
 	}
 	w.clients = make([]client, 0, total)
+	w.groups = make([]groupCounters, len(cfg.Groups))
 	byGroup := make(map[string][]uint32, len(cfg.Groups))
 	for gi, g := range cfg.Groups {
 		for i := 0; i < g.Clients; i++ {

@@ -228,6 +228,7 @@ func (w *world) checkFallback(ii uint32) {
 	switch {
 	case on && !inst.fallback:
 		w.fx.fallbackSwitches++
+		w.group(ii).fallbackSwitches++
 		w.fx.onFallback++
 		if w.tracer != nil {
 			w.traceConn(inst.firstConn+uint32(active), TraceEvent{Kind: TraceFallback})
@@ -442,9 +443,12 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 	if id.Kind == xdsclient.ResourceTimer {
 		w.fx.resourceTimerFired++
 		w.fx.timerFiredSinceSample++
+		g := w.group(ii)
+		g.timerFired++
 		spurious := w.serverHolds(ii, id.Type, id.Name)
 		if spurious {
 			w.dp.timerSpurious++
+			g.timerSpurious++
 		}
 		if w.tracer != nil {
 			w.trace(ii, TraceEvent{Kind: TraceResourceTimer, Type: id.Type, Names: []string{id.Name}, Spurious: spurious})
