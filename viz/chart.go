@@ -15,7 +15,8 @@ import (
 // chart is one echarts chart of the report: the options go-echarts built,
 // and what the page's runtime (reportJS) does with them.
 type chart struct {
-	ID     string
+	ID string
+	// Title is the chart's title, also its container's aria-label.
 	Title  string
 	Height int // pixels
 	// option is the chart's echarts option, as go-echarts builds it.
@@ -146,14 +147,14 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 	return chart{ID: spec.id, Title: spec.title, Height: 380, option: options(l), Runtime: runtimeOpts{Time: true}}
 }
 
-// validator is a go-echarts chart.
-type validator interface {
+// echartsChart is a chart go-echarts builds.
+type echartsChart interface {
 	Validate()
 	JSON() map[string]any
 }
 
 // options returns the echarts option go-echarts built for c.
-func options(c validator) map[string]any {
+func options(c echartsChart) map[string]any {
 	c.Validate()
 	return c.JSON()
 }

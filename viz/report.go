@@ -347,7 +347,7 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
   <h2>{{.Title}}</h2>
   <p class="lead">{{.Lead}}</p>
   {{- range .Charts}}
-  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px"></div>
+  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
   <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>
   {{- end}}
 </section>

@@ -39,7 +39,7 @@ type pageChart struct {
 	Runtime runtimeOpts
 }
 
-var chartRE = regexp.MustCompile(`<div class="chart" id="([^"]+)" style="height:\d+px"></div>\s*<script>xdssim\.chart\("([^"]+)", `)
+var chartRE = regexp.MustCompile(`<div class="chart" id="([^"]+)" style="height:\d+px" role="img" aria-label="[^"]*"></div>\s*<script>xdssim\.chart\("([^"]+)", `)
 
 // pageCharts parses every chart of a page, in order: its container, and the
 // option and runtime options its script hands to xdssim.chart.
