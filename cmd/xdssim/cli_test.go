@@ -174,7 +174,7 @@ func TestExplainPrintsTheHeaderComment(t *testing.T) {
 		name string
 		want []string // lines stdout holds
 	}{
-		{"default", []string{"A primary control-plane outage during a rolling restart, with fallback.", ""}},
+		{"default", []string{"A primary control-plane outage during a rolling restart: fallback against", ""}},
 		{"blackholed-primary", []string{"A blackholed primary: connect attempts hang for 20 s before the restarted", "Source: gRFC A71 \"xDS Fallback\"; gRFC A57 (the 20 s minimum connect"}},
 	}
 	for _, tt := range tests {
