@@ -92,7 +92,7 @@ type Service struct {
 // Fault is a fault over a window of virtual time.
 type Fault struct {
 	// Kind: server-down, blackhole, partition, added-latency,
-	// server-restart, goaway or message-loss.
+	// server-restart, goaway, message-loss or stream-reset-after-response.
 	Kind string `toml:"kind"`
 	// At is when it starts; Duration how long it lasts (0: to the end).
 	At       time.Duration `toml:"at"`
@@ -107,6 +107,9 @@ type Fault struct {
 	Latency time.Duration `toml:"latency,omitzero"`
 	// Probability is message-loss's chance per message.
 	Probability float64 `toml:"probability,omitzero"`
+	// Responses is how many responses stream-reset-after-response lets a
+	// stream have before the server ends it (default 1).
+	Responses int `toml:"responses,omitzero"`
 }
 
 // Change is a config change on the control planes.
@@ -125,6 +128,14 @@ type Change struct {
 	Count  int    `toml:"count"`
 	First  int    `toml:"first"`
 	Health string `toml:"health,omitempty"`
+}
+
+// defaultResponses is stream-reset-after-response's responses: the
+// server ends each stream after its first response.
+const defaultResponses = 1
+
+func (f *Fault) setDefaults() {
+	f.Responses = defaultResponses
 }
 
 func (n *Network) setDefaults() {
@@ -182,6 +193,11 @@ func (s *Scenario) resolveXDS() {
 		if f.Groups == nil {
 			f.Groups = []string{}
 		}
+		if faultKinds[f.Kind] != network.StreamResetAfterResponse {
+			// Only stream-reset-after-response has responses; validation
+			// reports it if the file gives it to another kind.
+			f.Responses = 0
+		}
 	}
 	for i := range s.Changes {
 		if s.Changes[i].Servers == nil {
@@ -201,7 +217,7 @@ var serverFeatures = xdsclient.ServerFeatureNames()
 var faultKinds = map[string]network.FaultKind{
 	"server-down": network.ServerDown, "blackhole": network.Blackhole, "partition": network.Partition,
 	"added-latency": network.AddedLatency, "server-restart": network.ServerRestart, "goaway": network.GoAway,
-	"message-loss": network.MessageLoss,
+	"message-loss": network.MessageLoss, "stream-reset-after-response": network.StreamResetAfterResponse,
 }
 
 // oneOf says "expected one of a, b, c" over a map's sorted keys.
@@ -336,9 +352,12 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(f.Latency > 0, p+".latency", "added-latency needs latency > 0, found %s", f.Latency)
 		case network.MessageLoss:
 			c.check(f.Probability > 0 && f.Probability <= 1, p+".probability", "message-loss needs a probability in (0, 1], found %v", f.Probability)
+		case network.StreamResetAfterResponse:
+			c.check(f.Responses >= 1, p+".responses", "expected a number of responses >= 1 (the server ends each stream after that many), found %d", f.Responses)
 		}
 		c.check(kind == network.AddedLatency || !c.given(p+".latency"), p+".latency", "is only used by kind = \"added-latency\"")
 		c.check(kind == network.MessageLoss || !c.given(p+".probability"), p+".probability", "is only used by kind = \"message-loss\"")
+		c.check(kind == network.StreamResetAfterResponse || !c.given(p+".responses"), p+".responses", "is only used by kind = \"stream-reset-after-response\"")
 	}
 
 	for i, ch := range s.Changes {
@@ -492,7 +511,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 	}
 	for _, f := range s.Faults {
 		nf := network.Fault{Kind: faultKinds[f.Kind], Start: sim.Time(0).Add(f.At), Duration: f.Duration,
-			Fraction: f.Fraction, Latency: f.Latency, Probability: f.Probability}
+			Fraction: f.Fraction, Latency: f.Latency, Probability: f.Probability, Responses: f.Responses}
 		if f.Duration == 0 {
 			nf.Duration = network.Forever
 		}

@@ -66,12 +66,32 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown fault kind",
 			doc:  withServers + "[[fault]]\nkind = \"outage\"\n",
-			want: []string{`s.toml:10:8: fault[0].kind: expected one of: added-latency, blackhole, goaway, message-loss, partition, server-down, server-restart, found "outage"`},
+			want: []string{`s.toml:10:8: fault[0].kind: expected one of: added-latency, blackhole, goaway, message-loss, partition, server-down, server-restart, stream-reset-after-response, found "outage"`},
 		},
 		{
 			name: "key of another fault kind",
 			doc:  withServers + "[[fault]]\nkind = \"server-down\"\nprobability = 0.5\n",
 			want: []string{`s.toml:11:15: fault[0].probability: is only used by kind = "message-loss"`},
+		},
+		{
+			name: "stream reset after no response",
+			doc:  withServers + "[[fault]]\nkind = \"stream-reset-after-response\"\nresponses = 0\n",
+			want: []string{`s.toml:11:13: fault[0].responses: expected a number of responses >= 1 (the server ends each stream after that many), found 0`},
+		},
+		{
+			name: "stream reset after responses of the wrong type",
+			doc:  withServers + "[[fault]]\nkind = \"stream-reset-after-response\"\nresponses = \"one\"\n",
+			want: []string{`s.toml:11:13: fault[0].responses: expected an integer, found the string "one"`},
+		},
+		{
+			name: "responses of another fault kind",
+			doc:  withServers + "[[fault]]\nkind = \"goaway\"\nresponses = 2\n",
+			want: []string{`s.toml:11:13: fault[0].responses: is only used by kind = "stream-reset-after-response"`},
+		},
+		{
+			name: "misspelled responses",
+			doc:  withServers + "[[fault]]\nkind = \"stream-reset-after-response\"\nresponse = 2\n",
+			want: []string{`s.toml:11:1: fault[0].response: unknown key "response" (did you mean "responses"?)`},
 		},
 		{
 			name: "change of a service no server has",
@@ -128,4 +148,60 @@ duration = "30s"
 	if f.Kind != network.Blackhole || f.Start != sim.Time(10*time.Second) || f.Duration != 30*time.Second || !reflect.DeepEqual(f.Servers, []int{0}) {
 		t.Errorf("fault = %+v", f)
 	}
+}
+
+// TestStreamResetAfterResponseDefaultsToOneResponse checks the new fault's
+// one key: left out it is 1 (the server ends each stream after its first
+// response), given it is carried to the network fault, and another kind
+// has none, so that the resolved scenario reads back the same.
+func TestStreamResetAfterResponseDefaultsToOneResponse(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault string
+		sets  []string
+		want  network.Fault
+	}{
+		{
+			name:  "left out",
+			fault: "kind = \"stream-reset-after-response\"\nservers = [\"primary\"]\nat = \"1m\"\nduration = \"2m\"\n",
+			want: network.Fault{Kind: network.StreamResetAfterResponse, Start: sim.Time(time.Minute), Duration: 2 * time.Minute,
+				Servers: []int{0}, Responses: 1},
+		},
+		{
+			name:  "given, with groups and a fraction",
+			fault: "kind = \"stream-reset-after-response\"\nresponses = 3\ngroups = [\"group-0\"]\nfraction = 0.5\n",
+			want: network.Fault{Kind: network.StreamResetAfterResponse, Duration: network.Forever, Groups: []int{0}, Fraction: 0.5,
+				Responses: 3},
+		},
+		{
+			name:  "set on the command line",
+			fault: "kind = \"stream-reset-after-response\"\n",
+			sets:  []string{"fault[0].responses=2"},
+			want:  network.Fault{Kind: network.StreamResetAfterResponse, Duration: network.Forever, Responses: 2},
+		},
+		{
+			name:  "another kind has none",
+			fault: "kind = \"goaway\"\n",
+			want:  network.Fault{Kind: network.GoAway, Duration: network.Forever},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse(t, withServers+"[[fault]]\n"+tt.fault, tt.sets...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.FleetConfig().Faults[0]; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("fault = %+v, want %+v", got, tt.want)
+			}
+			again, err := parse(t, s.TOML())
+			if err != nil {
+				t.Fatalf("resolved TOML does not parse: %v\n%s", err, s.TOML())
+			}
+			if !reflect.DeepEqual(again.Faults, s.Faults) {
+				t.Errorf("resolved TOML reads back as %+v, want %+v", again.Faults, s.Faults)
+			}
+		})
+	}
+	// Reference: docs/scenario-reference.md, [[fault]] (responses, default 1).
 }

@@ -16,11 +16,14 @@ import (
 // network.Stream orders and times the messages, and the fifos hold the
 // messages in flight (the kernel's events carry only their stream id).
 type conn struct {
-	inst     uint32
-	cp       uint16 // the server, an index into world.servers
-	local    uint8  // the server's index in the instance's bootstrap
-	flags    uint8
-	epoch    uint32 // bumped when the channel is replaced; stale events carry an old one
+	inst  uint32
+	cp    uint16 // the server, an index into world.servers
+	local uint8  // the server's index in the instance's bootstrap
+	flags uint8
+	epoch uint32 // bumped when the channel is replaced; stale events carry an old one
+	// answered counts the responses the server sent on the current
+	// stream (network.StreamResetAfterResponse ends it after some).
+	answered uint32
 	ch       network.Channel
 	st       network.Stream
 	toServer fifo[outbound]
@@ -36,8 +39,15 @@ const (
 	// connPrimaryState: the conn counts in the fleet's primary-channel
 	// state gauges (it is its instance's first server).
 	connPrimaryState
+	// connServerEnded: the server ended the current stream (its status is
+	// on its way to the client); what the client still sends on it is
+	// dropped on arrival.
+	connServerEnded
 )
 
+// outbound is a request in flight to the server, or, while the stream is
+// a wait_for_ready call still in its pick (network.StreamWaiting), one
+// held until the call starts (startHeld).
 type outbound struct {
 	req  xdsclient.Request
 	lost bool
@@ -47,6 +57,9 @@ type inbound struct {
 	resp    *discoverypb.DiscoveryResponse
 	lost    bool
 	arrived bool // delivered by the network while the client's reads were paused
+	// end: not a response but the status with which the server ended the
+	// stream (network.StatusStreamReset).
+	end bool
 }
 
 // fifo is a first-in, first-out queue that reuses its storage.
@@ -167,7 +180,27 @@ func connectivity(s network.State) xdsclient.ConnectivityState {
 
 // openStream starts the ADS stream the XdsClient asked for, as a gRPC
 // NewStream does: the channel's picker lets it through, queues it, or
-// fails it (network.Channel.Pick, after grpc-go picker_wrapper.go).
+// fails it (network.Channel.Pick, after grpc-go picker_wrapper.go). It is
+// called again on every state change while the pick is queued.
+//
+// A fail-fast stream whose pick is queued does not exist yet for the
+// XdsClient: grpc-go's NewStream blocks in the picker until the channel
+// is READY or the pick fails (grpc-go picker_wrapper.go pick;
+// internal/xds/clients/grpctransport/grpc_transport.go NewStream, called
+// without WaitForReady), and only then does ads_stream.go send its
+// requests. A wait_for_ready call (C-core, spec) exists at once: C-core
+// creates the ADS call with GRPC_INITIAL_METADATA_WAIT_FOR_READY and
+// starts its send_message batch right away (src/core/xds/grpc/
+// xds_transport_grpc.cc GrpcStreamingCall; xds_client.cc AdsCall), and
+// the call waits in the channel through CONNECTING and TRANSIENT_FAILURE
+// until a pick proceeds (grpc doc/wait-for-ready.md; gRFC A57, Handling
+// Resources That Do Not Exist: "a single ADS stream may remain pending for
+// a long period of time until the channel reports READY"). So the
+// XdsClient is told StreamOpened when the wait_for_ready pick is first
+// queued; its requests are held (send) and written, each with its
+// SendDone (C-core OnRequestSent), when the pick proceeds (startHeld).
+// A pre-A57 timer started on send runs from StreamOpened; an A57 one from
+// the SendDone on a READY channel.
 func (w *world) openStream(ci uint32) {
 	c := &w.conns[ci]
 	now := w.kernel.Now()
@@ -182,14 +215,36 @@ func (w *world) openStream(ci uint32) {
 	c = &w.conns[ci]
 	inst := &w.insts[c.inst]
 	switch pick.Result {
+	case network.PickQueue:
+		if !wfr || c.flags&connWantStream == 0 || c.st.State() == network.StreamWaiting {
+			// Fail-fast: nothing until the pick ends. Or the effects
+			// above ended the want, or a re-pick among them began the
+			// call already.
+			return
+		}
+		c.st.Begin(now, ci, true)
+		c.answered = 0
+		c.flags &^= connServerEnded
+		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 	case network.PickFail:
+		if c.st.State() == network.StreamWaiting {
+			// A wait_for_ready call fails only with the channel (SHUTDOWN).
+			c.st.Close(c.st.ID())
+			c.toServer.reset()
+		}
 		w.fx.streamsFailedBeforeResponse++
 		w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), xdsclient.Status(pick.Status)))
 	case network.PickProceed:
-		if c.st.State() == network.StreamOpen {
+		switch c.st.State() {
+		case network.StreamOpen:
 			return // a re-pick among the effects above opened it already
+		case network.StreamWaiting:
+			w.startHeld(ci)
+			return
 		}
 		id := c.st.Begin(now, ci, wfr)
+		c.answered = 0
+		c.flags &^= connServerEnded
 		c.st.Start(now, id)
 		if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
 			c.st.Close(id)
@@ -204,6 +259,50 @@ func (w *world) openStream(ci uint32) {
 	}
 }
 
+// startHeld starts the wait_for_ready call of conn ci, which the XdsClient
+// has had since its pick was queued, now that the pick proceeds: the
+// server sees the stream, and the requests held meanwhile are written in
+// order, each completing its send (C-core OnRequestSent: the
+// send_message batch completes once the call is on a transport).
+func (w *world) startHeld(ci uint32) {
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	inst := &w.insts[c.inst]
+	id := c.st.ID()
+	c.st.Start(now, id)
+	if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
+		c.st.Close(id)
+		c.toServer.reset()
+		w.fx.streamsFailedBeforeResponse++
+		w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
+		return
+	}
+	if w.tracer != nil {
+		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
+	}
+	cl := w.connClient(c)
+	n := c.toServer.len()
+	for i := c.toServer.head; i < len(c.toServer.items); i++ {
+		m := &c.toServer.items[i]
+		at, res := c.st.Send(now, id, network.ClientToServer, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+		if res != network.SendScheduled && res != network.SendLost {
+			// Held behind an endless blackhole: it and everything after
+			// it never arrive, though they count as written (see send).
+			clear(c.toServer.items[i:])
+			c.toServer.items = c.toServer.items[:i]
+			if c.toServer.len() == 0 {
+				c.toServer.reset()
+			}
+			break
+		}
+		m.lost = res == network.SendLost
+		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToServer, Arg: id.Arg()})
+	}
+	for range n {
+		w.xdsInput(c.inst, inst.xds.SendDone(time.Duration(now), int(c.local)))
+	}
+}
+
 func streamErrorStatus(err error) xdsclient.Status {
 	if se, ok := err.(*controlplane.StreamError); ok {
 		return xdsclient.Status{Code: se.Status.Code, Message: se.Status.Message}
@@ -211,13 +310,20 @@ func streamErrorStatus(err error) xdsclient.Status {
 	return xdsclient.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()}
 }
 
-// send writes an XdsClient request on conn ci's stream.
-func (w *world) send(ci uint32, req xdsclient.Request) {
+// send writes an XdsClient request on conn ci's stream and reports
+// whether the write completed, so that the XdsClient gets its SendDone
+// now. A request handed to a wait_for_ready call whose pick is queued is
+// held until the call starts (startHeld), and completes then.
+func (w *world) send(ci uint32, req xdsclient.Request) bool {
 	c := &w.conns[ci]
 	now := w.kernel.Now()
 	id := c.st.ID()
 	if !c.st.Live(id) {
-		return
+		return true
+	}
+	if c.st.State() == network.StreamWaiting {
+		c.toServer.push(outbound{req: req})
+		return false
 	}
 	cl := w.connClient(c)
 	at, res := c.st.Send(now, id, network.ClientToServer, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
@@ -228,6 +334,7 @@ func (w *world) send(ci uint32, req xdsclient.Request) {
 	}
 	// SendHeld: an endless blackhole keeps it (and everything after it)
 	// for good. SendDropped: the stream is gone.
+	return true
 }
 
 // deliverToServer hands the next request of a stream to its server, which
@@ -245,6 +352,9 @@ func (w *world) deliverToServer(ev sim.Event) {
 		w.failStream(ci, network.StatusMessageLost)
 		return
 	}
+	if c.flags&connServerEnded != 0 {
+		return // the server ended the stream: the request finds no handler
+	}
 	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), m.req.Proto(w.insts[c.inst].node))
 	if err != nil {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
@@ -256,14 +366,16 @@ func (w *world) deliverToServer(ev sim.Event) {
 	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
 }
 
-// sendResponses sends what a server answered, each on its stream.
+// sendResponses sends what a server answered, each on its stream. Under
+// a network.StreamResetAfterResponse fault the server ends a stream right
+// after the response that reaches the fault's count (endStream).
 func (w *world) sendResponses(resps []controlplane.Response) {
 	now := w.kernel.Now()
 	for _, r := range resps {
 		ci := uint32(uint64(r.Stream) >> 32)
 		c := &w.conns[ci]
 		id := c.st.ID()
-		if serverStream(ci, id) != r.Stream || !c.st.Live(id) {
+		if serverStream(ci, id) != r.Stream || !c.st.Live(id) || c.flags&connServerEnded != 0 {
 			continue
 		}
 		if w.tracer != nil {
@@ -276,6 +388,36 @@ func (w *world) sendResponses(resps []controlplane.Response) {
 			c.toClient.push(inbound{resp: r.Message, lost: res == network.SendLost})
 			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
 		}
+		c.answered++
+		if n := w.faults.StreamResetAfter(now, cl.ref, int(c.cp)); n > 0 && c.answered >= uint32(n) {
+			w.endStream(ci)
+		}
+	}
+}
+
+// endStream has the server end conn ci's open stream with UNAVAILABLE
+// (network.StatusStreamReset), as a stream handler that returns an error
+// does: the server forgets the stream at once; its status travels to the
+// client behind the responses already sent, and the client's stream fails
+// when it arrives (readResponses). The connection stays up. A stream that
+// had a response is not in error for the XdsClient (gRFC A57, Handling
+// ADS Stream Termination), which restarts it (grpc-go at once, grpc-java
+// and C-core after about 1 s; notes/xdsclient-behavior.md §5).
+func (w *world) endStream(ci uint32) {
+	c := &w.conns[ci]
+	id := c.st.ID()
+	if c.st.State() != network.StreamOpen || c.flags&connServerEnded != 0 {
+		return
+	}
+	now := w.kernel.Now()
+	c.flags |= connServerEnded
+	w.servers[c.cp].CloseStream(now, serverStream(ci, id))
+	cl := w.connClient(c)
+	at, res := c.st.Send(now, id, network.ServerToClient, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+	switch res {
+	case network.SendScheduled, network.SendLost:
+		c.toClient.push(inbound{end: true, lost: res == network.SendLost})
+		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
 	}
 }
 
@@ -314,6 +456,10 @@ func (w *world) readResponses(ci uint32) {
 			w.failStream(ci, network.StatusMessageLost)
 			return
 		}
+		if m.end {
+			w.failStream(ci, network.StatusStreamReset)
+			return
+		}
 		w.xdsInput(c.inst, inst.xds.DecodedResponseReceived(time.Duration(now), int(c.local), w.decoded.response(m.resp)))
 	}
 }
@@ -335,18 +481,22 @@ func (w *world) failStream(ci uint32, st network.Status) {
 	w.xdsInput(c.inst, inst.xds.StreamFailed(w.now(), int(c.local), xdsclient.Status(st)))
 }
 
-// closeStream ends conn ci's stream on both sides, silently.
+// closeStream ends conn ci's stream on both sides, silently. A
+// wait_for_ready call that never left its pick never reached the server.
 func (w *world) closeStream(ci uint32) {
 	c := &w.conns[ci]
 	id := c.st.ID()
 	c.flags &^= connWantStream
-	if c.st.Live(id) {
+	if c.st.State() == network.StreamWaiting {
+		c.st.Close(id)
+	} else if c.st.Live(id) {
 		c.st.Close(id)
 		w.servers[c.cp].CloseStream(w.kernel.Now(), serverStream(ci, id))
 		if w.tracer != nil {
 			w.traceConn(ci, TraceEvent{Kind: TraceStreamClose})
 		}
 	}
+	c.flags &^= connServerEnded
 	c.toServer.reset()
 	c.toClient.reset()
 }

@@ -86,6 +86,12 @@ func (w *world) applyEdge(i int) {
 			if c.st.Draining() {
 				w.failStream(uint32(ci), network.StatusDrained)
 			}
+		case network.ActionEndAnswered:
+			// The server starts ending streams after their Nth response:
+			// those that had N already end now; the connection stays up.
+			if c.answered >= uint32(w.faults.Fault(e.Fault).Responses) {
+				w.endStream(uint32(ci))
+			}
 		}
 	}
 }

@@ -191,8 +191,9 @@ func (w *world) carryOut(ii uint32, e *xdsclient.Effect) {
 		if e.Request.ErrorDetail != nil {
 			w.fx.nacksSent++
 		}
-		w.send(ci, e.Request)
-		w.xdsInput(ii, inst.xds.SendDone(w.now(), e.Server))
+		if w.send(ci, e.Request) {
+			w.xdsInput(ii, inst.xds.SendDone(w.now(), e.Server))
+		}
 	case xdsclient.ArmTimer:
 		if e.Timer.Kind == xdsclient.RetryTimer {
 			w.hists[histADSBackoff].observe(e.Delay.Seconds())

@@ -9,7 +9,8 @@
 //
 //   - [LinkConfig] draws latencies from the client's sim stream.
 //   - [Faults] is the run's fault plan (server down, blackhole, partition,
-//     added latency, server restart, GOAWAY, message loss), queried with
+//     added latency, server restart, GOAWAY, message loss, streams
+//     ended after a response), queried with
 //     [Faults.ConnectOutcome] and [Faults.Delivery]; its [Faults.Edges] are
 //     the times at which the wiring acts on open connections.
 //   - [Channel] is the connectivity state machine of one client's channel

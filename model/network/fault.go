@@ -61,9 +61,24 @@ const (
 	// arrived. HTTP/2 over TCP does not lose single messages; this models
 	// a stream reset by a proxy or a broken path.
 	MessageLoss
+	// StreamResetAfterResponse: the server ends each covered ADS stream
+	// with UNAVAILABLE ([StatusStreamReset]) right after it has sent
+	// Fault.Responses responses on it, as a server that crashes in its
+	// stream handler, or a proxy that cuts streams, does. The connection
+	// stays up (the channel stays READY). At the start, streams that have
+	// already had that many responses are ended at once; during the fault,
+	// a stream is ended right after its Responses-th response. Since each
+	// stream received a response, the client sees no error (gRFC A57,
+	// Handling ADS Stream Termination), never falls back (gRFC A71) and,
+	// in grpc-go, retries without backoff: the case gRFC A88 "Open issues"
+	// names ("we don't impose exponential backoff between stream attempts,
+	// so we could DoS the server"). Connect attempts and messages are
+	// unaffected.
+	StreamResetAfterResponse
 )
 
-var faultNames = [...]string{"", "server-down", "blackhole", "partition", "added-latency", "server-restart", "goaway", "message-loss"}
+var faultNames = [...]string{"", "server-down", "blackhole", "partition", "added-latency", "server-restart", "goaway", "message-loss",
+	"stream-reset-after-response"}
 
 // String names the kind as a scenario spells it, such as "server-down".
 func (k FaultKind) String() string {
@@ -99,6 +114,10 @@ type Fault struct {
 	// Probability, when not 0, is the chance that a MessageLoss fault
 	// loses each message; 0 loses every message.
 	Probability float64
+	// Responses is how many responses a StreamResetAfterResponse fault
+	// lets a stream have before the server ends it; at least 1 for that
+	// kind, 0 for every other.
+	Responses int
 }
 
 // End returns the time the fault ends, [Never] if it lasts forever.
@@ -217,9 +236,14 @@ const (
 	// ActionCloseDrained: the streams still draining on covered
 	// connections fail with [StatusDrained]. (GoAway end.)
 	ActionCloseDrained
+	// ActionEndAnswered: the server ends every covered open stream that
+	// has already had Fault.Responses responses with [StatusStreamReset];
+	// connections stay up. (StreamResetAfterResponse start; during the
+	// fault the caller asks [Faults.StreamResetAfter] at each response.)
+	ActionEndAnswered
 )
 
-var actionNames = [...]string{"none", "reset", "drain", "close-drained"}
+var actionNames = [...]string{"none", "reset", "drain", "close-drained", "end-answered"}
 
 // String names the action.
 func (a EdgeAction) String() string {
@@ -249,6 +273,8 @@ func (e Edge) Action() EdgeAction {
 		return ActionDrain
 	case e.End && e.Kind == GoAway:
 		return ActionCloseDrained
+	case !e.End && e.Kind == StreamResetAfterResponse:
+		return ActionEndAnswered
 	}
 	return ActionNone
 }
@@ -302,7 +328,7 @@ func NewFaults(seed uint64, faults []Fault) (*Faults, error) {
 
 func validateFault(f *Fault) error {
 	switch {
-	case f.Kind < ServerDown || f.Kind > MessageLoss:
+	case f.Kind < ServerDown || f.Kind > StreamResetAfterResponse:
 		return fmt.Errorf("unknown kind %d", f.Kind)
 	case f.Start < 0:
 		return fmt.Errorf("start must not be negative, got %v", f.Start)
@@ -320,6 +346,10 @@ func validateFault(f *Fault) error {
 		return fmt.Errorf("latency is only for %v faults, got %v", AddedLatency, f.Latency)
 	case f.Kind != MessageLoss && f.Probability != 0:
 		return fmt.Errorf("probability is only for %v faults, got %v", MessageLoss, f.Probability)
+	case f.Kind == StreamResetAfterResponse && f.Responses < 1:
+		return fmt.Errorf("responses must be at least 1, got %d", f.Responses)
+	case f.Kind != StreamResetAfterResponse && f.Responses != 0:
+		return fmt.Errorf("responses is only for %v faults, got %d", StreamResetAfterResponse, f.Responses)
 	case (f.Kind == ServerDown || f.Kind == ServerRestart) && (f.Groups != nil || f.Fraction != 0):
 		return fmt.Errorf("a server process is down for every client: groups and fraction must be unset")
 	case f.Kind == Partition && f.Groups == nil && f.Fraction == 0:
@@ -442,6 +472,27 @@ func (f *Faults) Delivery(now sim.Time, c ClientRef, server int) Delivery {
 		d.Until = f.StallEnd(now, c, server)
 	}
 	return d
+}
+
+// StreamResetAfter returns how many responses a stream between client c
+// and server may have at now before the server ends it: the least
+// Responses of the StreamResetAfterResponse faults active at now that
+// cover the link, or 0 when none does.
+func (f *Faults) StreamResetAfter(now sim.Time, c ClientRef, server int) int {
+	n := 0
+	if f == nil {
+		return n
+	}
+	for i := range f.faults {
+		ft := &f.faults[i]
+		if ft.Kind != StreamResetAfterResponse || !ft.activeAt(now) || !f.Covers(i, c, server) {
+			continue
+		}
+		if n == 0 || ft.Responses < n {
+			n = ft.Responses
+		}
+	}
+	return n
 }
 
 // StallEnd returns the first time at or after now at which no blackhole or

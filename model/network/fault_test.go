@@ -46,6 +46,8 @@ func TestFaultQueriesByKind(t *testing.T) {
 			ConnectOutcome{Fault: -1}, Delivery{Verdict: Lost, Fault: 0}},
 		{Fault{Kind: GoAway}, 15 * sec, // acts through its edges only
 			ConnectOutcome{Fault: -1}, Delivery{Fault: -1}},
+		{Fault{Kind: StreamResetAfterResponse, Responses: 1}, 15 * sec, // edges and StreamResetAfter only
+			ConnectOutcome{Fault: -1}, Delivery{Fault: -1}},
 		{Fault{Kind: ServerDown}, 9 * sec, ConnectOutcome{Fault: -1}, Delivery{Fault: -1}},
 		{Fault{Kind: ServerDown}, 10 * sec, // the window is [Start, End)
 			ConnectOutcome{Verdict: ConnectRefused, Fault: 0}, Delivery{Verdict: Lost, Fault: 0}},
@@ -186,6 +188,7 @@ func TestFaultEdgesAreOrderedAndSayWhatToDo(t *testing.T) {
 		Fault{Kind: Blackhole, Start: 10 * sec, Duration: 20 * time.Second},
 		Fault{Kind: GoAway, Start: 50 * sec, Duration: 0},
 		Fault{Kind: ServerDown, Start: 60 * sec, Duration: Forever},
+		Fault{Kind: StreamResetAfterResponse, Start: 40 * sec, Duration: 5 * time.Second, Responses: 1},
 	)
 	want := []struct {
 		edge   Edge
@@ -195,6 +198,8 @@ func TestFaultEdgesAreOrderedAndSayWhatToDo(t *testing.T) {
 		{Edge{30 * sec, 0, ServerRestart, false}, ActionReset},
 		{Edge{30 * sec, 1, Blackhole, true}, ActionNone},
 		{Edge{35 * sec, 0, ServerRestart, true}, ActionNone},
+		{Edge{40 * sec, 4, StreamResetAfterResponse, false}, ActionEndAnswered},
+		{Edge{45 * sec, 4, StreamResetAfterResponse, true}, ActionNone},
 		{Edge{50 * sec, 2, GoAway, false}, ActionDrain},
 		{Edge{50 * sec, 2, GoAway, true}, ActionCloseDrained},
 		{Edge{60 * sec, 3, ServerDown, false}, ActionReset},
@@ -209,7 +214,8 @@ func TestFaultEdgesAreOrderedAndSayWhatToDo(t *testing.T) {
 		}
 	}
 	// Reference: the brief of issue #4 (edges so the wiring can reset streams at a
-	// restart's start); gRFC A9 (GOAWAY, then close after the grace period).
+	// restart's start); gRFC A9 (GOAWAY, then close after the grace period);
+	// gRFC A88 "Open issues" (a server that ends each stream after a response).
 }
 
 // TestNewFaultsRejectsInvalidFaults checks validation errors.
@@ -230,6 +236,9 @@ func TestNewFaultsRejectsInvalidFaults(t *testing.T) {
 		{Fault{Kind: MessageLoss, Probability: -0.1}, "probability must be in [0, 1]"},
 		{Fault{Kind: Blackhole, Probability: 0.1}, "probability is only for message-loss faults"},
 		{Fault{Kind: Blackhole, Servers: []int{-1}}, "server index must not be negative"},
+		{Fault{Kind: StreamResetAfterResponse}, "responses must be at least 1, got 0"},
+		{Fault{Kind: StreamResetAfterResponse, Responses: -2}, "responses must be at least 1, got -2"},
+		{Fault{Kind: GoAway, Responses: 1}, "responses is only for stream-reset-after-response faults"},
 	} {
 		_, err := NewFaults(1, []Fault{tt.fault})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -237,6 +246,44 @@ func TestNewFaultsRejectsInvalidFaults(t *testing.T) {
 		}
 	}
 	// Reference: DESIGN.md, Style ("errors carry context").
+}
+
+// TestStreamResetAfterTakesTheStrictestActiveFault checks the query the
+// wiring asks at each response: the least Responses of the active
+// StreamResetAfterResponse faults that cover the link, 0 outside them or
+// for a client or server they do not cover.
+func TestStreamResetAfterTakesTheStrictestActiveFault(t *testing.T) {
+	c0, c1 := NewClientRef(0, "client/0"), NewClientRef(1, "client/1")
+	f := mustFaults(t, 1,
+		Fault{Kind: StreamResetAfterResponse, Start: 10 * sec, Duration: 20 * time.Second, Responses: 3, Servers: []int{0}},
+		Fault{Kind: StreamResetAfterResponse, Start: 20 * sec, Duration: 5 * time.Second, Responses: 1, Groups: []int{0}},
+		Fault{Kind: ServerDown, Start: 0, Duration: Forever, Servers: []int{1}},
+	)
+	for _, tt := range []struct {
+		name   string
+		at     sim.Time
+		c      ClientRef
+		server int
+		want   int
+	}{
+		{"before any", 5 * sec, c0, 0, 0},
+		{"one active", 15 * sec, c0, 0, 3},
+		{"both active: the least", 22 * sec, c0, 0, 1},
+		{"the second does not cover group 1", 22 * sec, c1, 0, 3},
+		{"the second has ended", 25 * sec, c0, 0, 3},
+		{"window is [Start, End)", 30 * sec, c0, 0, 0},
+		{"another server", 15 * sec, c0, 1, 0},
+	} {
+		if got := f.StreamResetAfter(tt.at, tt.c, tt.server); got != tt.want {
+			t.Errorf("%s: StreamResetAfter(%v) = %d, want %d", tt.name, tt.at, got, tt.want)
+		}
+	}
+	var none *Faults
+	if got := none.StreamResetAfter(15*sec, c0, 0); got != 0 {
+		t.Errorf("nil plan: StreamResetAfter = %d, want 0", got)
+	}
+	// Reference: gRFC A88 "Open issues" ("the primary server can send an
+	// initial response and then the stream can die").
 }
 
 // TestNilFaultsIsTheEmptyPlan checks that a nil plan answers as no faults.

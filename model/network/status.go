@@ -37,6 +37,10 @@ var (
 	// StatusDrained fails the streams still open on a connection when the
 	// server closes it after a GOAWAY and its grace period.
 	StatusDrained = Status{codes.Unavailable, "the connection is draining and was closed by the server"}
+	// StatusStreamReset is the status with which a server ends an ADS
+	// stream after a response ([StreamResetAfterResponse]), as a server
+	// handler that returns codes.Unavailable does.
+	StatusStreamReset = Status{codes.Unavailable, "the server ended the stream after a response"}
 	// StatusMessageLost fails a stream whose message the network lost.
 	StatusMessageLost = Status{codes.Unavailable, "stream reset: message lost in the network"}
 	// StatusKeepaliveTimeout fails the streams of a connection whose
