@@ -222,9 +222,7 @@ func (w *world) openStream(ci uint32) {
 			// call already.
 			return
 		}
-		c.st.Begin(now, ci, true)
-		c.answered = 0
-		c.flags &^= connServerEnded
+		w.beginStream(ci, true)
 		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 	case network.PickFail:
 		if c.st.State() == network.StreamWaiting {
@@ -242,20 +240,60 @@ func (w *world) openStream(ci uint32) {
 			w.startHeld(ci)
 			return
 		}
-		id := c.st.Begin(now, ci, wfr)
-		c.answered = 0
-		c.flags &^= connServerEnded
-		c.st.Start(now, id)
-		if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
-			c.st.Close(id)
-			w.fx.streamsFailedBeforeResponse++
-			w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
-			return
+		if w.startOnServer(ci, w.beginStream(ci, wfr)) {
+			w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 		}
-		if w.tracer != nil {
-			w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
-		}
-		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
+	}
+}
+
+// beginStream begins a new stream on conn ci, which no response has
+// answered yet.
+func (w *world) beginStream(ci uint32, waitForReady bool) network.StreamID {
+	c := &w.conns[ci]
+	c.answered = 0
+	c.flags &^= connServerEnded
+	return c.st.Begin(w.kernel.Now(), ci, waitForReady)
+}
+
+// startOnServer starts conn ci's stream id and opens it on its server. A
+// server that refuses the stream fails it at once, and the XdsClient hears
+// StreamFailed. It reports whether the stream is open.
+func (w *world) startOnServer(ci uint32, id network.StreamID) bool {
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	c.st.Start(now, id)
+	if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
+		c.st.Close(id)
+		c.toServer.reset()
+		w.fx.streamsFailedBeforeResponse++
+		w.xdsInput(c.inst, w.insts[c.inst].xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
+		return false
+	}
+	if w.tracer != nil {
+		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
+	}
+	return true
+}
+
+// transmit times one message on conn ci's stream id in direction dir,
+// over the conn's link and through the faults in force.
+func (w *world) transmit(ci uint32, id network.StreamID, dir network.Direction) (sim.Time, network.SendResult) {
+	c := &w.conns[ci]
+	now := w.kernel.Now()
+	cl := w.connClient(c)
+	return c.st.Send(now, id, dir, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+}
+
+// sendToClient sends m from the server on conn ci's stream id. A message
+// the network holds for good (an endless blackhole) or drops (the stream
+// is gone) never arrives.
+func (w *world) sendToClient(ci uint32, id network.StreamID, m inbound) {
+	at, res := w.transmit(ci, id, network.ServerToClient)
+	switch res {
+	case network.SendScheduled, network.SendLost:
+		m.lost = res == network.SendLost
+		w.conns[ci].toClient.push(m)
+		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
 	}
 }
 
@@ -266,25 +304,16 @@ func (w *world) openStream(ci uint32) {
 // send_message batch completes once the call is on a transport).
 func (w *world) startHeld(ci uint32) {
 	c := &w.conns[ci]
-	now := w.kernel.Now()
-	inst := &w.insts[c.inst]
 	id := c.st.ID()
-	c.st.Start(now, id)
-	if err := w.servers[c.cp].OpenStream(now, serverStream(ci, id)); err != nil {
-		c.st.Close(id)
-		c.toServer.reset()
-		w.fx.streamsFailedBeforeResponse++
-		w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
+	if !w.startOnServer(ci, id) {
 		return
 	}
-	if w.tracer != nil {
-		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
-	}
-	cl := w.connClient(c)
+	now := w.kernel.Now()
+	inst := &w.insts[c.inst]
 	n := c.toServer.len()
 	for i := c.toServer.head; i < len(c.toServer.items); i++ {
 		m := &c.toServer.items[i]
-		at, res := c.st.Send(now, id, network.ClientToServer, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+		at, res := w.transmit(ci, id, network.ClientToServer)
 		if res != network.SendScheduled && res != network.SendLost {
 			// Held behind an endless blackhole: it and everything after
 			// it never arrive, though they count as written (see send).
@@ -316,7 +345,6 @@ func streamErrorStatus(err error) xdsclient.Status {
 // held until the call starts (startHeld), and completes then.
 func (w *world) send(ci uint32, req xdsclient.Request) bool {
 	c := &w.conns[ci]
-	now := w.kernel.Now()
 	id := c.st.ID()
 	if !c.st.Live(id) {
 		return true
@@ -325,8 +353,7 @@ func (w *world) send(ci uint32, req xdsclient.Request) bool {
 		c.toServer.push(outbound{req: req})
 		return false
 	}
-	cl := w.connClient(c)
-	at, res := c.st.Send(now, id, network.ClientToServer, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
+	at, res := w.transmit(ci, id, network.ClientToServer)
 	switch res {
 	case network.SendScheduled, network.SendLost:
 		c.toServer.push(outbound{req: req, lost: res == network.SendLost})
@@ -381,15 +408,9 @@ func (w *world) sendResponses(resps []controlplane.Response) {
 		if w.tracer != nil {
 			w.traceResponse(ci, &r)
 		}
-		cl := w.connClient(c)
-		at, res := c.st.Send(now, id, network.ServerToClient, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
-		switch res {
-		case network.SendScheduled, network.SendLost:
-			c.toClient.push(inbound{resp: r.Message, lost: res == network.SendLost})
-			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
-		}
+		w.sendToClient(ci, id, inbound{resp: r.Message})
 		c.answered++
-		if n := w.faults.StreamResetAfter(now, cl.ref, int(c.cp)); n > 0 && c.answered >= uint32(n) {
+		if n := w.faults.StreamResetAfter(now, w.connClient(c).ref, int(c.cp)); n > 0 && c.answered >= uint32(n) {
 			w.endStream(ci)
 		}
 	}
@@ -409,16 +430,9 @@ func (w *world) endStream(ci uint32) {
 	if c.st.State() != network.StreamOpen || c.flags&connServerEnded != 0 {
 		return
 	}
-	now := w.kernel.Now()
 	c.flags |= connServerEnded
-	w.servers[c.cp].CloseStream(now, serverStream(ci, id))
-	cl := w.connClient(c)
-	at, res := c.st.Send(now, id, network.ServerToClient, w.link(c).OneWay(cl.rng), w.faults.Delivery(now, cl.ref, int(c.cp)))
-	switch res {
-	case network.SendScheduled, network.SendLost:
-		c.toClient.push(inbound{end: true, lost: res == network.SendLost})
-		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToClient, Arg: id.Arg()})
-	}
+	w.servers[c.cp].CloseStream(w.kernel.Now(), serverStream(ci, id))
+	w.sendToClient(ci, id, inbound{end: true})
 }
 
 // deliverToClient hands the next response of a stream to the XdsClient,
