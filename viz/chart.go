@@ -104,20 +104,8 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 	if spec.percent {
 		left.Min, left.Max = 0, 100
 	}
-	l.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: spec.id}),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: spec.title, Left: "8", Top: "4"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "70", ContainLabel: opts.Bool(true)}),
-		charts.WithXAxisOpts(xAxis),
-		charts.WithYAxisOpts(left),
-		charts.WithDataZoomOpts(
-			opts.DataZoom{Type: "slider", XAxisIndex: 0, Start: 0, End: 100},
-			opts.DataZoom{Type: "inside", XAxisIndex: 0, Start: 0, End: 100},
-		),
-	)
+	l.SetGlobalOptions(frame(spec.id, spec.title, "axis", true, true)...)
+	l.SetGlobalOptions(charts.WithXAxisOpts(xAxis), charts.WithYAxisOpts(left))
 	if spec.right != "" {
 		l.ExtendYAxis(opts.YAxis{Type: "value", Name: spec.right, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	}
@@ -125,11 +113,7 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 		l.AddSeries(ln.name, nil)
 		s := &l.MultiSeries[len(l.MultiSeries)-1]
 		s.Data = seriesPoints(r.SampleInterval, ln.values)
-		s.ShowSymbol, s.Symbol = opts.Bool(false), "none"
-		s.LineStyle = &opts.LineStyle{Width: 1.5, Color: ln.color}
-		if ln.color != "" {
-			s.ItemStyle = &opts.ItemStyle{Color: ln.color}
-		}
+		styleLine(s, ln.color, 1.5)
 		if ln.right {
 			s.YAxisIndex = 1
 		}
@@ -145,6 +129,49 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 		l.MultiSeries[n-1].MarkAreas = faultAreas(r.Faults, r.Duration)
 	}
 	return chart{ID: spec.id, Title: spec.title, Height: 380, option: options(l), Runtime: runtimeOpts{Time: true}}
+}
+
+// frame returns the options every chart shares: its ID, no animation, its
+// title at the top left, a tooltip triggered by trigger ("axis" or
+// "item"), a scrolling legend under the title when legend is set, a grid
+// that leaves room for them and for the x axis's name, and, when zoom is
+// set, a zoom slider under the x axis with mouse-wheel zoom on the plot.
+func frame(id, title, trigger string, legend, zoom bool) []charts.GlobalOpts {
+	grid := opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}
+	o := []charts.GlobalOpts{
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: trigger}),
+	}
+	if zoom {
+		grid.Bottom = "70"
+		o = append(o, charts.WithDataZoomOpts(
+			opts.DataZoom{Type: "slider", XAxisIndex: 0, Start: 0, End: 100},
+			opts.DataZoom{Type: "inside", XAxisIndex: 0, Start: 0, End: 100},
+		))
+	}
+	return append(o, charts.WithGridOpts(grid))
+}
+
+// styleLine draws a line series without symbols, width pixels wide, in
+// color (the palette's next colour when "").
+func styleLine(s *charts.SingleSeries, color string, width float32) {
+	s.ShowSymbol, s.Symbol = opts.Bool(false), "none"
+	s.LineStyle = &opts.LineStyle{Width: width, Color: color}
+	if color != "" {
+		s.ItemStyle = &opts.ItemStyle{Color: color}
+	}
+}
+
+// appendPoint appends the echarts point [x,y] to b.
+func appendPoint(b []byte, x, y string) []byte {
+	b = append(b, '[')
+	b = append(b, x...)
+	b = append(b, ',')
+	b = append(b, y...)
+	return append(b, ']')
 }
 
 // echartsChart is a chart go-echarts builds.
@@ -247,15 +274,11 @@ func seriesPoints(interval time.Duration, values []float64) json.RawMessage {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
-		b = append(b, formatNumber(millis(time.Duration(i)*interval))...)
-		b = append(b, ',')
+		y := `"-"`
 		if n > 0 {
-			b = append(b, formatNumber(sum/float64(n))...)
-		} else {
-			b = append(b, `"-"`...)
+			y = formatNumber(sum / float64(n))
 		}
-		b = append(b, ']')
+		b = appendPoint(b, formatNumber(millis(time.Duration(i)*interval)), y)
 	}
 	return append(b, ']')
 }
@@ -270,13 +293,8 @@ type bar struct {
 // barChart builds a bar chart over named categories.
 func barChart(id, title, xName, yName string, categories []string, bars []bar) chart {
 	b := charts.NewBar()
+	b.SetGlobalOptions(frame(id, title, "axis", true, false)...)
 	b.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: xName, NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName}),
 	)
@@ -305,13 +323,8 @@ type curve struct {
 // axis.
 func cdfChart(id, title, xName, yName string, curves []curve) chart {
 	l := charts.NewLine()
+	l.SetGlobalOptions(frame(id, title, "item", true, false)...)
 	l.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: xName, NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Min: 0, Max: 100}),
 	)
@@ -323,19 +336,11 @@ func cdfChart(id, title, xName, yName string, curves []curve) chart {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '[')
-			b = append(b, formatNumber(c.x[i])...)
-			b = append(b, ',')
-			b = append(b, formatNumber(c.y[i])...)
-			b = append(b, ']')
+			b = appendPoint(b, formatNumber(c.x[i]), formatNumber(c.y[i]))
 		}
 		s.Data = json.RawMessage(append(b, ']'))
 		s.Step = "end"
-		s.ShowSymbol, s.Symbol = opts.Bool(false), "none"
-		s.LineStyle = &opts.LineStyle{Width: 2, Color: c.color}
-		if c.color != "" {
-			s.ItemStyle = &opts.ItemStyle{Color: c.color}
-		}
+		styleLine(s, c.color, 2)
 	}
 	return chart{ID: id, Title: title, Height: 360, option: options(l)}
 }
@@ -378,21 +383,13 @@ func heatmapChart(r *fleet.Results) chart {
 	}
 
 	h := charts.NewHeatMap()
+	// The legend's place holds the visualMap of the states (Runtime.Patch).
+	h.SetGlobalOptions(frame(id, title, "item", false, true)...)
 	h.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "84", Bottom: "64", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "virtual time (s)", NameLocation: "middle", NameGap: 28,
 			Data: labels, SplitArea: &opts.SplitArea{Show: opts.Bool(false)}}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: "client/target", Data: entities, Inverse: opts.Bool(true),
 			AxisLabel: &opts.AxisLabel{FontSize: 9}}),
-		charts.WithDataZoomOpts(
-			opts.DataZoom{Type: "slider", XAxisIndex: 0, Start: 0, End: 100},
-			opts.DataZoom{Type: "inside", XAxisIndex: 0, Start: 0, End: 100},
-		),
 	)
 	h.AddSeries("state", nil)
 	h.MultiSeries[0].Data = json.RawMessage(b)
