@@ -58,11 +58,7 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	}
 	add("rpc.total", float64(dp.rpcs))
 	add("rpc.failed", float64(dp.failed))
-	ratio := 1.0
-	if dp.rpcs > 0 {
-		ratio = float64(dp.rpcs-dp.failed) / float64(dp.rpcs)
-	}
-	add("rpc.success_ratio", ratio)
+	add("rpc.success_ratio", successRatio(dp.rpcs, dp.failed))
 	add("rpc.attempts", float64(dp.attempts))
 	for _, c := range reportedCodes {
 		add("rpc.by_code."+c.name, float64(dp.byCode[c.code]))
@@ -98,11 +94,7 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 		name string
 		p    float64
 	}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}} {
-		v := 0.0
-		if len(durs) > 0 {
-			v = stat.Quantile(q.p, stat.Empirical, durs, nil)
-		}
-		add("failure_windows.duration_seconds."+q.name, v)
+		add("failure_windows.duration_seconds."+q.name, quantile(durs, q.p))
 	}
 	maxD := 0.0
 	if len(durs) > 0 {
@@ -245,6 +237,24 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 	return out
 }
 
+// successRatio is the share of rpcs that did not fail; 1 when there were
+// none.
+func successRatio(rpcs, failed int) float64 {
+	if rpcs == 0 {
+		return 1
+	}
+	return float64(rpcs-failed) / float64(rpcs)
+}
+
+// quantile is the empirical p-quantile of sorted values; 0 when there are
+// none.
+func quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return stat.Quantile(p, stat.Empirical, sorted, nil)
+}
+
 // groupMetrics adds the figures of each group under groups.<name>.
 func groupMetrics(cfg *Config, w *world, add func(string, float64)) {
 	durs := make([][]float64, len(cfg.Groups))
@@ -263,23 +273,16 @@ func groupMetrics(cfg *Config, w *world, add func(string, float64)) {
 		p := "groups." + g.Name + "."
 		add(p+"rpc.total", float64(c.rpcs))
 		add(p+"rpc.failed", float64(c.failed))
-		ratio := 1.0
-		if c.rpcs > 0 {
-			ratio = float64(c.rpcs-c.failed) / float64(c.rpcs)
-		}
-		add(p+"rpc.success_ratio", ratio)
+		add(p+"rpc.success_ratio", successRatio(c.rpcs, c.failed))
 		d := durs[gi]
 		slices.Sort(d)
-		total, p99 := 0.0, 0.0
+		total := 0.0
 		for _, x := range d {
 			total += x
 		}
-		if len(d) > 0 {
-			p99 = stat.Quantile(0.99, stat.Empirical, d, nil)
-		}
 		add(p+"failure_windows.count", float64(len(d)))
 		add(p+"failure_windows.client_seconds", total)
-		add(p+"failure_windows.duration_seconds.p99", p99)
+		add(p+"failure_windows.duration_seconds.p99", quantile(d, 0.99))
 		add(p+"xds.resource_timer_fired", float64(c.timerFired))
 		add(p+"xds.resource_timer_spurious", float64(c.timerSpurious))
 		add(p+"xds.fallback_switches", float64(c.fallbackSwitches))
