@@ -10,24 +10,6 @@ import (
 	"github.com/xdssim/xdssim/model/fleet"
 )
 
-// windowKind prefixes the Kind of an Interval that is an RPC failure
-// window; the cause's name follows.
-const windowKind = "failure_window/"
-
-// windowCause returns the cause of an interval that is a failure window.
-func windowCause(in fleet.Interval) (dataplane.Cause, bool) {
-	name, ok := strings.CutPrefix(in.Kind, windowKind)
-	if !ok {
-		return 0, false
-	}
-	for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
-		if c.String() == name {
-			return c, true
-		}
-	}
-	return 0, false
-}
-
 // worstClients is how many client channels the report lists by time spent
 // failing.
 const worstClients = 20
@@ -59,7 +41,7 @@ func worst(r *fleet.Results) []clientRow {
 	by := map[string]*acc{}
 	var order []string
 	for _, in := range r.Intervals {
-		c, ok := windowCause(in)
+		c, ok := in.WindowCause()
 		if !ok {
 			continue
 		}
@@ -109,7 +91,7 @@ func distributionSection(r *fleet.Results) section {
 			"and the backoff delays clients really waited before reconnecting."}
 	var durs [dataplane.NumCauses][]float64
 	for _, in := range r.Intervals {
-		if c, ok := windowCause(in); ok {
+		if c, ok := in.WindowCause(); ok {
 			durs[c] = append(durs[c], (in.End - in.Start).Seconds())
 		}
 	}

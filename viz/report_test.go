@@ -173,7 +173,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	for _, id := range []string{"chart_rpc_clients_failing", "chart_rpc_error_rate"} {
 		for _, s := range seriesOf(chartByID(t, cs, id)) {
 			name := s["name"].(string)
-			c, ok := causeByName(name)
+			c, ok := dataplane.ParseCause(name)
 			if !ok {
 				t.Errorf("%s: series %s is not a cause", id, name)
 				continue
@@ -196,16 +196,6 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	if !strings.Contains(page, ">0 of "+fmt.Sprint(len(exp))+" breached<") {
 		t.Errorf("report does not show the %d expectations as passed", len(exp))
 	}
-}
-
-// causeByName returns the cause a series is named after.
-func causeByName(name string) (dataplane.Cause, bool) {
-	for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
-		if c.String() == name {
-			return c, true
-		}
-	}
-	return 0, false
 }
 
 // TestReportDrawsEverySeries checks that no series is dropped: the ones no
@@ -384,7 +374,7 @@ func TestReportOfALargeFleetStaysUnder5MB(t *testing.T) {
 		for c := 0; c < clients; c++ {
 			start := time.Duration(m)*time.Minute + time.Duration(c)*time.Millisecond
 			r.Intervals = append(r.Intervals, fleet.Interval{
-				Entity: fmt.Sprintf("web/%d/echo", c), Kind: windowKind + dataplane.Cause(c%int(dataplane.NumCauses)).String(),
+				Entity: fmt.Sprintf("web/%d/echo", c), Kind: fleet.WindowKind(dataplane.Cause(c % int(dataplane.NumCauses))),
 				Start: start, End: start + time.Duration(c%40)*time.Second,
 			})
 		}
@@ -635,7 +625,7 @@ func TestHeadlineFigures(t *testing.T) {
 func TestWorstClientsAreTheLongestFailing(t *testing.T) {
 	t.Parallel()
 	win := func(e string, c dataplane.Cause, a, b time.Duration) fleet.Interval {
-		return fleet.Interval{Entity: e, Kind: windowKind + c.String(), Start: a * time.Second, End: b * time.Second}
+		return fleet.Interval{Entity: e, Kind: fleet.WindowKind(c), Start: a * time.Second, End: b * time.Second}
 	}
 	r := &fleet.Results{Intervals: []fleet.Interval{
 		{Entity: "a/0", Kind: "restart", Start: 0, End: 100 * time.Second},

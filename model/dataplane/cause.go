@@ -69,3 +69,14 @@ func (c Cause) String() string {
 	}
 	return "unknown"
 }
+
+// ParseCause returns the cause String names; ok is false for any other
+// name.
+func ParseCause(name string) (c Cause, ok bool) {
+	for c := Cause(0); c < NumCauses; c++ {
+		if causeNames[c] == name {
+			return c, true
+		}
+	}
+	return 0, false
+}

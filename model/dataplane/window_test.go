@@ -46,3 +46,16 @@ func TestWindowCauseIsTheMostFrequentFirstOnATie(t *testing.T) {
 		t.Errorf("cause = %v, want deadline", w.Cause())
 	}
 }
+
+func TestParseCauseReadsWhatStringWrites(t *testing.T) {
+	for c := Cause(0); c < NumCauses; c++ {
+		if got, ok := ParseCause(c.String()); !ok || got != c {
+			t.Errorf("ParseCause(%q) = %v, %v; want %v", c.String(), got, ok, c)
+		}
+	}
+	for _, name := range []string{"", "unknown", "NACK", "nack "} {
+		if c, ok := ParseCause(name); ok {
+			t.Errorf("ParseCause(%q) = %v, want none", name, c)
+		}
+	}
+}

@@ -172,7 +172,7 @@ func TestFailureWindowsShowInTracksAndErrorRates(t *testing.T) {
 	want := FailingState(dataplane.NoConfigCPUnreachable)
 	var windows int
 	for _, in := range r.Intervals {
-		if in.Kind != "failure_window/"+dataplane.NoConfigCPUnreachable.String() {
+		if c, ok := in.WindowCause(); !ok || c != dataplane.NoConfigCPUnreachable {
 			continue
 		}
 		windows++
@@ -253,6 +253,23 @@ func TestGroupFiguresAddUpToTheFleet(t *testing.T) {
 	for _, p := range []string{"groups.web.rpc.success_ratio", "groups.fast.xds.resource_timer_spurious", "groups.fast.sessions.affinity_breaks"} {
 		if !slices.Contains(paths, p) {
 			t.Errorf("MetricPaths lacks %s", p)
+		}
+	}
+}
+
+func TestWindowCauseReadsWhatWindowKindWrites(t *testing.T) {
+	for _, tt := range []struct {
+		kind string
+		want dataplane.Cause
+		ok   bool
+	}{
+		{WindowKind(dataplane.NACK), dataplane.NACK, true},
+		{WindowKind(dataplane.Deadline), dataplane.Deadline, true},
+		{"restart", 0, false},
+		{"failure_window/no_such_cause", 0, false},
+	} {
+		if c, ok := (Interval{Kind: tt.kind}).WindowCause(); c != tt.want || ok != tt.ok {
+			t.Errorf("WindowCause of %q = %v, %v; want %v, %v", tt.kind, c, ok, tt.want, tt.ok)
 		}
 	}
 }

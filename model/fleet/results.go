@@ -1,6 +1,11 @@
 package fleet
 
-import "time"
+import (
+	"strings"
+	"time"
+
+	"github.com/xdssim/xdssim/model/dataplane"
+)
 
 // Results is everything one run produced, in the form the outputs need it.
 // It holds no wall-clock figures: two runs of the same scenario and seed
@@ -78,6 +83,24 @@ type Interval struct {
 	Kind   string
 	Start  time.Duration
 	End    time.Duration
+}
+
+// windowKindPrefix begins the Kind of an Interval that is an RPC failure
+// window; the name of its root cause follows.
+const windowKindPrefix = "failure_window/"
+
+// WindowKind is the Kind of the Interval of an RPC failure window with root
+// cause c: "failure_window/" and the cause's name.
+func WindowKind(c dataplane.Cause) string { return windowKindPrefix + c.String() }
+
+// WindowCause returns the root cause of an Interval that is an RPC failure
+// window; ok is false for any other Interval.
+func (in Interval) WindowCause() (c dataplane.Cause, ok bool) {
+	name, ok := strings.CutPrefix(in.Kind, windowKindPrefix)
+	if !ok {
+		return 0, false
+	}
+	return dataplane.ParseCause(name)
 }
 
 // Fault is a span of virtual time in which a fault or scenario event was

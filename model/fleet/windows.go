@@ -300,7 +300,7 @@ func (w *world) windowIntervals() []Interval {
 		g := &w.cfg.Groups[w.clients[inst.client].group]
 		out = append(out, Interval{
 			Entity: fmt.Sprintf("%s/%s", w.clientName(inst.client), g.Targets[inst.target]),
-			Kind:   "failure_window/" + r.w.Cause().String(),
+			Kind:   WindowKind(r.w.Cause()),
 			Start:  time.Duration(r.w.Start), End: time.Duration(r.w.End),
 		})
 	}
