@@ -247,17 +247,25 @@ func short(v float64) string {
 // repeated ID gets "_2", "_3", ….
 func chartIDs(series []fleet.Series) []string {
 	ids := make([]string, len(series))
-	used := map[string]bool{}
+	used := idSet{}
 	for i, s := range series {
-		base := "chart_series_" + slug(s.Name)
-		id := base
-		for n := 2; used[id]; n++ {
-			id = base + "_" + strconv.Itoa(n)
-		}
-		used[id] = true
-		ids[i] = id
+		ids[i] = used.unique("chart_series_" + slug(s.Name))
 	}
 	return ids
+}
+
+// idSet holds the IDs given out in a page.
+type idSet map[string]bool
+
+// unique returns id, or when it is taken the first of id_2, id_3, … that
+// is not, and takes it.
+func (u idSet) unique(id string) string {
+	v := id
+	for n := 2; u[v]; n++ {
+		v = id + "_" + strconv.Itoa(n)
+	}
+	u[v] = true
+	return v
 }
 
 // slug lowers s and turns every run of characters other than a-z and 0-9

@@ -3,7 +3,6 @@ package viz
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/xdssim/xdssim/model/dataplane"
@@ -113,20 +112,12 @@ func sections(r *fleet.Results) []section {
 // the first of each and adding "_2", "_3", … to later ones (two control
 // planes may have names that slug alike).
 func uniqueIDs(secs []section) {
-	used := map[string]bool{"worst": true, "metrics": true, "intervals": true, "scenario": true, "report-errors": true}
-	unique := func(id string) string {
-		u := id
-		for n := 2; used[u]; n++ {
-			u = id + "_" + strconv.Itoa(n)
-		}
-		used[u] = true
-		return u
-	}
+	// The page's own sections and the error banner hold these.
+	used := idSet{"worst": true, "metrics": true, "intervals": true, "scenario": true, "report-errors": true}
 	for i := range secs {
-		secs[i].ID = unique(secs[i].ID)
+		secs[i].ID = used.unique(secs[i].ID)
 		for j := range secs[i].Charts {
-			c := &secs[i].Charts[j]
-			c.ID = unique(c.ID)
+			secs[i].Charts[j].ID = used.unique(secs[i].Charts[j].ID)
 		}
 	}
 }
