@@ -16,13 +16,11 @@ const worstClients = 20
 
 // clientRow is one client channel of the worst-clients table.
 type clientRow struct {
-	Entity          string
-	Seconds         string
-	Windows         int
-	First, Last     string
-	Causes          []causeShare
-	failing         time.Duration
-	first, lastSeen time.Duration
+	Entity      string
+	Seconds     string
+	Windows     int
+	First, Last string
+	Causes      []causeShare
 }
 
 // causeShare is the time one client channel spent failing for one cause.
@@ -33,49 +31,52 @@ type causeShare struct {
 // worst returns the client channels that spent the longest in failure
 // windows, longest first (then by name), at most worstClients of them.
 func worst(r *fleet.Results) []clientRow {
-	type acc struct {
-		row     clientRow
-		byCause [dataplane.NumCauses]time.Duration
-		seen    [dataplane.NumCauses]bool
+	// channel is what one client channel's windows add up to.
+	type channel struct {
+		entity      string
+		windows     int
+		failing     time.Duration
+		first, last time.Duration
+		byCause     [dataplane.NumCauses]time.Duration
+		seen        [dataplane.NumCauses]bool
 	}
-	by := map[string]*acc{}
-	var order []string
+	at := map[string]int{}
+	var chs []channel
 	for _, in := range r.Intervals {
 		c, ok := in.WindowCause()
 		if !ok {
 			continue
 		}
-		a := by[in.Entity]
-		if a == nil {
-			a = &acc{row: clientRow{Entity: in.Entity, first: in.Start}}
-			by[in.Entity] = a
-			order = append(order, in.Entity)
+		i, ok := at[in.Entity]
+		if !ok {
+			i = len(chs)
+			at[in.Entity] = i
+			chs = append(chs, channel{entity: in.Entity, first: in.Start})
 		}
+		ch := &chs[i]
 		d := in.End - in.Start
-		a.row.Windows++
-		a.row.failing += d
-		a.row.first = min(a.row.first, in.Start)
-		a.row.lastSeen = max(a.row.lastSeen, in.End)
-		a.byCause[c] += d
-		a.seen[c] = true
+		ch.windows++
+		ch.failing += d
+		ch.first = min(ch.first, in.Start)
+		ch.last = max(ch.last, in.End)
+		ch.byCause[c] += d
+		ch.seen[c] = true
 	}
-	rows := make([]clientRow, 0, len(order))
-	for _, e := range order {
-		a := by[e]
-		row := a.row
-		row.Seconds = formatMillis(row.failing)
-		row.First, row.Last = formatMillis(row.first), formatMillis(row.lastSeen)
+	slices.SortFunc(chs, func(a, b channel) int {
+		return cmp.Or(cmp.Compare(b.failing, a.failing), cmp.Compare(b.windows, a.windows), strings.Compare(a.entity, b.entity))
+	})
+	rows := make([]clientRow, min(len(chs), worstClients))
+	for i := range rows {
+		ch := &chs[i]
+		rows[i] = clientRow{Entity: ch.entity, Seconds: formatMillis(ch.failing), Windows: ch.windows,
+			First: formatMillis(ch.first), Last: formatMillis(ch.last)}
 		for c := dataplane.Cause(0); c < dataplane.NumCauses; c++ {
-			if a.seen[c] {
-				row.Causes = append(row.Causes, causeShare{c.String(), causeColor(c), formatMillis(a.byCause[c])})
+			if ch.seen[c] {
+				rows[i].Causes = append(rows[i].Causes, causeShare{c.String(), causeColor(c), formatMillis(ch.byCause[c])})
 			}
 		}
-		rows = append(rows, row)
 	}
-	slices.SortFunc(rows, func(a, b clientRow) int {
-		return cmp.Or(cmp.Compare(b.failing, a.failing), cmp.Compare(b.Windows, a.Windows), strings.Compare(a.Entity, b.Entity))
-	})
-	return rows[:min(len(rows), worstClients)]
+	return rows
 }
 
 // cdfPoints bounds the points of one cumulative distribution.
