@@ -218,9 +218,8 @@ func (w *world) takeSample(t sim.Time) {
 		add(idx[cpNewStreams], smp.NewStreamsPerSec)
 		add(idx[cpRequests], smp.RequestsPerSec)
 		add(idx[cpResponses], smp.ResponsesPerSec)
-		perSec := 1 / w.cfg.SampleInterval.Seconds()
-		add(idx[cpACKs], float64(smp.ACKs)*perSec)
-		add(idx[cpNACKs], float64(smp.NACKs)*perSec)
+		add(idx[cpACKs], float64(smp.ACKs)*w.perSample())
+		add(idx[cpNACKs], float64(smp.NACKs)*w.perSample())
 		add(idx[cpQueue], float64(smp.QueueDepth))
 		add(idx[cpLatencyP99], float64(smp.LatencyP99.Microseconds())/1000)
 	}
