@@ -140,7 +140,7 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 	s := new(Scenario)
 	s.setDefaults()
 	(&decoder{p: p}).table("", tree, reflect.ValueOf(s).Elem())
-	s.resolve(src.Name)
+	s.resolve(src.Name, p)
 	s.validate(&checker{p: p})
 	if len(p.errs) > 0 {
 		p.errs.sort()

@@ -27,15 +27,18 @@ func TestDefaultsAreAppliedToKeysLeftOut(t *testing.T) {
 	}
 	want := &Scenario{
 		Name: "s", Seed: DefaultSeed, Duration: 5 * time.Minute, SampleInterval: time.Second,
-		Network: Network{
-			Latency:        Dist{Dist: "constant", Value: time.Millisecond},
-			InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxBackoff: 120 * time.Second,
-			MinConnectTimeout: 20 * time.Second, BackoffSchedule: "grpc-go",
-		},
+		Network: Network{Latency: Dist{Dist: "constant", Value: time.Millisecond}},
 		Fleet: Fleet{
 			Groups: []Group{{Name: "group-0", Clients: 3, Profile: "grpc-go", ProfileFields: map[string]string{},
 				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{},
-				RPC: RPC{Rate: 1, Arrival: "poisson", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1}}},
+				RPC: RPC{Rate: 1, Arrival: "poisson", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1},
+				// grpc-go's channels (network.GRPCGoBackoffConfig, XDSKeepalive).
+				XDSChannel: Channel{BackoffSchedule: "grpc-go", InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2,
+					MaxBackoff: 120 * time.Second, MinConnectTimeout: 20 * time.Second},
+				XDSKeepalive: Keepalive{Time: 5 * time.Minute, Timeout: 20 * time.Second},
+				DataChannel: Channel{BackoffSchedule: "grpc-go", InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2,
+					MaxBackoff: 120 * time.Second, MinConnectTimeout: 20 * time.Second},
+			}},
 			Restarts: []Restart{{At: time.Second, Fraction: 1}},
 		},
 		DataPlane: DataPlane{WindowGap: 5 * time.Second, ServiceTime: Dist{Dist: "constant", Value: 2 * time.Millisecond},
@@ -97,7 +100,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			doc:  "name = \"t\"\ntypo_key = 1\n[[fleet.group]]\nclients = 3\n",
-			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect)`},
+			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if)`},
 		},
 		{
 			name: "misspelled nested key",
@@ -168,7 +171,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 			doc:  "duration = 5\nbogus = true\n[[fleet.group]]\nclients = 0\nstart_spread = \"-1s\"\n",
 			want: []string{
 				`s.toml:1:12: duration: expected a duration string such as "5s" (a bare integer has no unit), found 5`,
-				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect)`,
+				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if)`,
 				`s.toml:4:11: fleet.group[0].clients: expected a number of clients from 1 to 10000000, found 0`,
 				`s.toml:5:16: fleet.group[0].start_spread: expected a duration >= 0, found -1s`,
 			},

@@ -21,7 +21,7 @@ type Scenario struct {
 	// SampleInterval is the virtual time between two samples of the time
 	// series.
 	SampleInterval time.Duration `toml:"sample_interval"`
-	// Network is the links and the channels' connection backoff.
+	// Network is the links between clients and servers.
 	Network Network `toml:"network"`
 	// ControlPlanes are the xDS management servers.
 	ControlPlanes []ControlPlane `toml:"control_plane"`
@@ -38,6 +38,9 @@ type Scenario struct {
 	// Expect are bounds on the run's headline figures; `xdssim run` exits
 	// with code 3 when one is breached.
 	Expect []Expect `toml:"expect"`
+	// WhatIf allows settings that no shipping gRPC client can be
+	// configured to have (see whatif.go); the outputs list them.
+	WhatIf bool `toml:"what_if"`
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -77,6 +80,13 @@ type Group struct {
 	Targets []string `toml:"targets"`
 	// RPC is the RPC load each client sends to each target.
 	RPC RPC `toml:"rpc"`
+	// XDSChannel is the connection backoff of the clients' channels to
+	// their xDS servers, XDSKeepalive their keepalive; DataChannel is the
+	// connection backoff of their data-plane subchannels. Each defaults to
+	// what the profile's implementation ships.
+	XDSChannel   Channel   `toml:"xds_channel"`
+	XDSKeepalive Keepalive `toml:"xds_keepalive"`
+	DataChannel  Channel   `toml:"data_channel"`
 }
 
 // Restart restarts a fraction of a group's clients: each chosen client
@@ -119,8 +129,9 @@ func (r *Restart) setDefaults() {
 	r.Fraction = 1
 }
 
-// resolve fills in the defaults that depend on the rest of the scenario.
-func (s *Scenario) resolve(file string) {
+// resolve fills in the defaults that depend on the rest of the scenario;
+// p tells which keys the scenario gives.
+func (s *Scenario) resolve(file string, p *problems) {
 	if s.Name == "" {
 		s.Name = file
 	}
@@ -141,6 +152,10 @@ func (s *Scenario) resolve(file string) {
 		if g.ServerFeatures == nil {
 			g.ServerFeatures = []string{}
 		}
+		gp := fmt.Sprintf("fleet.group[%d]", i)
+		resolveGiven(p, gp+".xds_channel", &g.XDSChannel, channelDefaults(g.Profile))
+		resolveGiven(p, gp+".xds_keepalive", &g.XDSKeepalive, xdsKeepaliveDefaults())
+		resolveGiven(p, gp+".data_channel", &g.DataChannel, channelDefaults(g.Profile))
 		if g.Targets == nil {
 			g.Targets = []string{}
 			if len(g.Servers) > 0 {
@@ -221,6 +236,7 @@ func (s *Scenario) validate(c *checker) {
 		c.check(r.Spread >= 0, p+".spread", "expected a duration >= 0, found %s", r.Spread)
 		c.check(r.Downtime >= 0, p+".downtime", "expected a duration >= 0, found %s", r.Downtime)
 	}
+	s.validateWhatIf(c)
 	s.validateExpect(c)
 }
 
@@ -247,11 +263,15 @@ func (c *checker) during(path string, at, end time.Duration) bool {
 
 // given reports whether the user gave path a value, in the file or with
 // --set.
-func (c *checker) given(path string) bool {
-	if _, ok := c.p.override(path); ok {
+func (c *checker) given(path string) bool { return c.p.given(path) }
+
+// given reports whether the user gave path a value, in the file or with
+// --set.
+func (p *problems) given(path string) bool {
+	if _, ok := p.override(path); ok {
 		return true
 	}
-	_, ok := c.p.index.Key(path)
+	_, ok := p.index.Key(path)
 	return ok
 }
 

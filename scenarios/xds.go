@@ -15,21 +15,12 @@ import (
 	"github.com/xdssim/xdssim/sim"
 )
 
-// Network is the network between clients and servers: the link latency
-// and the channels' connection backoff (grpc doc/connection-backoff.md).
+// Network is the network between clients and servers. A channel's
+// connection backoff belongs to its client's implementation: see a group's
+// xds_channel and data_channel.
 type Network struct {
 	// Latency is the one-way latency of a client-server link.
 	Latency Dist `toml:"latency"`
-	// The connection backoff of every channel to a management server.
-	InitialBackoff    time.Duration `toml:"initial_backoff"`
-	Multiplier        float64       `toml:"multiplier"`
-	Jitter            float64       `toml:"jitter"`
-	MaxBackoff        time.Duration `toml:"max_backoff"`
-	MinConnectTimeout time.Duration `toml:"min_connect_timeout"`
-	// BackoffSchedule is how the delay is measured: grpc-go (from the
-	// failure), spec (from the attempt's start, as the doc says) or
-	// grpc-core (the doc, with the first delay jittered too).
-	BackoffSchedule string `toml:"backoff_schedule"`
 }
 
 // Dist is a distribution of durations, written as an inline table:
@@ -139,11 +130,7 @@ func (f *Fault) setDefaults() {
 }
 
 func (n *Network) setDefaults() {
-	b := network.DefaultBackoffConfig()
 	n.Latency = Dist{Dist: "constant", Value: time.Millisecond}
-	n.InitialBackoff, n.Multiplier, n.Jitter = b.InitialBackoff, b.Multiplier, b.Jitter
-	n.MaxBackoff, n.MinConnectTimeout = b.MaxBackoff, b.MinConnectTimeout
-	n.BackoffSchedule = "grpc-go"
 }
 
 func (cp *ControlPlane) setDefaults() {
@@ -204,10 +191,6 @@ func (s *Scenario) resolveXDS() {
 			s.Changes[i].Servers = []string{}
 		}
 	}
-}
-
-var backoffSchedules = map[string]network.BackoffSchedule{
-	"grpc-go": network.ScheduleGRPCGo, "spec": network.ScheduleSpec, "grpc-core": network.ScheduleCore,
 }
 
 const defectNames = "one of: cluster-lb-policy, endpoint-zero-weight, route-retry, listener-no-router"
@@ -287,15 +270,7 @@ func (s *Scenario) controlPlaneNames() string {
 
 // validateXDS checks the network, control planes, faults and changes.
 func (s *Scenario) validateXDS(c *checker) {
-	n := s.Network
-	c.dist("network.latency", n.Latency, false)
-	c.check(n.InitialBackoff > 0, "network.initial_backoff", "expected a duration > 0, found %s", n.InitialBackoff)
-	c.check(n.Multiplier >= 1, "network.multiplier", "expected a number >= 1, found %v", n.Multiplier)
-	c.check(n.Jitter >= 0 && n.Jitter < 1, "network.jitter", "expected a number in [0, 1), found %v", n.Jitter)
-	c.check(n.MaxBackoff >= n.InitialBackoff, "network.max_backoff", "expected at least initial_backoff (%s), found %s", n.InitialBackoff, n.MaxBackoff)
-	c.check(n.MinConnectTimeout > 0, "network.min_connect_timeout", "expected a duration > 0, found %s", n.MinConnectTimeout)
-	_, ok := backoffSchedules[n.BackoffSchedule]
-	c.check(ok, "network.backoff_schedule", "%s, found %q", oneOf(backoffSchedules), n.BackoffSchedule)
+	c.dist("network.latency", s.Network.Latency, false)
 
 	names := map[string]int{}
 	for i, cp := range s.ControlPlanes {
@@ -415,6 +390,9 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	if g.Latency.Dist != "" {
 		c.dist(p+".latency", g.Latency, false)
 	}
+	c.channel(p+".xds_channel", g.XDSChannel)
+	c.keepalive(p+".xds_keepalive", g.XDSKeepalive)
+	c.channel(p+".data_channel", g.DataChannel)
 	for j, name := range g.Servers {
 		c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
 	}
@@ -451,17 +429,15 @@ func (d Dist) sim() sim.Dist {
 
 // FleetConfig returns the world to build for this (valid) scenario.
 func (s *Scenario) FleetConfig() fleet.Config {
-	n := s.Network
 	cfg := fleet.Config{
 		Name:           s.Name,
 		Description:    s.Description,
 		Seed:           s.Seed,
 		Duration:       s.Duration,
 		SampleInterval: s.SampleInterval,
-		Backoff: network.BackoffConfig{InitialBackoff: n.InitialBackoff, Multiplier: n.Multiplier, Jitter: n.Jitter,
-			MaxBackoff: n.MaxBackoff, MinConnectTimeout: n.MinConnectTimeout, Schedule: backoffSchedules[n.BackoffSchedule]},
-		Link:     network.LinkConfig{Latency: n.Latency.sim()},
-		Resolved: s.TOML(),
+		Link:           network.LinkConfig{Latency: s.Network.Latency.sim()},
+		Resolved:       s.TOML(),
+		WhatIf:         s.whatIfs(),
 	}
 	for _, cp := range s.ControlPlanes {
 		cache, _ := controlplane.ParseCacheKind(cp.Cache)
@@ -494,7 +470,8 @@ func (s *Scenario) FleetConfig() fleet.Config {
 			_ = prof.Set(k, g.ProfileFields[k]) // validated
 		}
 		fg := fleet.Group{Name: g.Name, Clients: g.Clients, StartAt: g.StartAt, StartSpread: g.StartSpread,
-			Profile: prof, Targets: g.Targets}
+			Profile: prof, Targets: g.Targets, XDSChannel: g.XDSChannel.backoff(), XDSKeepalive: g.XDSKeepalive.network(),
+			DataChannel: g.DataChannel.backoff()}
 		if g.Latency.Dist != "" {
 			fg.Link = &network.LinkConfig{Latency: g.Latency.sim()}
 		}

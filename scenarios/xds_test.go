@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
@@ -119,7 +120,7 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 }
 
 func TestFleetConfigCarriesTheXDSSections(t *testing.T) {
-	s, err := parse(t, withServers+`profile = "spec"
+	s, err := parse(t, "what_if = true\n"+withServers+`profile = "spec"
 profile_fields = { pre_a57_timer = true }
 server_features = ["fail_on_data_errors"]
 [[fault]]
@@ -143,6 +144,10 @@ duration = "30s"
 	if !reflect.DeepEqual(g.Servers, []int{0, 1}) || !reflect.DeepEqual(g.Targets, []string{"echo"}) || !g.Features.FailOnDataErrors {
 		t.Errorf("group = servers %v targets %v features %+v, want both servers in order, target echo, fail_on_data_errors",
 			g.Servers, g.Targets, g.Features)
+	}
+	if want := []fleet.WhatIf{{Key: "fleet.group[0].profile_fields.pre_a57_timer", Value: "true", Ships: "false",
+		Why: profileFieldWhy("spec", "pre_a57_timer")}}; !reflect.DeepEqual(cfg.WhatIf, want) {
+		t.Errorf("what-ifs = %+v, want %+v", cfg.WhatIf, want)
 	}
 	f := cfg.Faults[0]
 	if f.Kind != network.Blackhole || f.Start != sim.Time(10*time.Second) || f.Duration != 30*time.Second || !reflect.DeepEqual(f.Servers, []int{0}) {
@@ -204,4 +209,145 @@ func TestStreamResetAfterResponseDefaultsToOneResponse(t *testing.T) {
 		})
 	}
 	// Reference: docs/scenario-reference.md, [[fault]] (responses, default 1).
+}
+
+// TestChannelsDefaultToTheirImplementation checks that each group's
+// channels get the connection backoff and keepalive its profile's
+// implementation ships, key by key: a key the scenario gives keeps its
+// value, the others come from the profile.
+func TestChannelsDefaultToTheirImplementation(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		group     string
+		sets      []string
+		xds, data network.BackoffConfig
+	}{
+		{name: "grpc-go", group: `profile = "grpc-go"`, xds: network.GRPCGoBackoffConfig(), data: network.GRPCGoBackoffConfig()},
+		{name: "grpc-java", group: `profile = "grpc-java"`, xds: network.GRPCJavaBackoffConfig(), data: network.GRPCJavaBackoffConfig()},
+		{name: "grpc-core", group: `profile = "grpc-core"`, xds: network.GRPCCoreBackoffConfig(), data: network.GRPCCoreBackoffConfig()},
+		{name: "spec", group: `profile = "spec"`, xds: network.SpecBackoffConfig(), data: network.SpecBackoffConfig()},
+		{
+			name:  "one key given, in the file",
+			group: "profile = \"grpc-java\"\ndata_channel = { max_backoff = \"10s\" }",
+			xds:   network.GRPCJavaBackoffConfig(),
+			data: func() network.BackoffConfig {
+				b := network.GRPCJavaBackoffConfig()
+				b.MaxBackoff = 10 * time.Second
+				return b
+			}(),
+		},
+		{
+			name:  "one key given, with --set",
+			group: `profile = "grpc-core"`,
+			sets:  []string{"fleet.group[0].xds_channel.jitter=0"},
+			xds: func() network.BackoffConfig {
+				b := network.GRPCCoreBackoffConfig()
+				b.Jitter = 0
+				return b
+			}(),
+			data: network.GRPCCoreBackoffConfig(),
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse(t, "what_if = true\n"+withServers+tt.group+"\n", tt.sets...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := s.FleetConfig().Groups[0]
+			if g.XDSChannel != tt.xds || g.DataChannel != tt.data {
+				t.Errorf("xds_channel %+v, data_channel %+v; want %+v, %+v", g.XDSChannel, g.DataChannel, tt.xds, tt.data)
+			}
+			if g.XDSKeepalive != network.XDSKeepalive() {
+				t.Errorf("xds_keepalive %+v, want %+v", g.XDSKeepalive, network.XDSKeepalive())
+			}
+			again, err := parse(t, s.TOML())
+			if err != nil || !reflect.DeepEqual(again.Fleet.Groups, s.Fleet.Groups) {
+				t.Errorf("resolved TOML reads back as %+v (%v), want %+v", again, err, s.Fleet.Groups)
+			}
+		})
+	}
+	// Reference: grpc doc/connection-backoff.md; network.BackoffConfigOf (each
+	// implementation's source); DESIGN.md ("Defaults are the real ones").
+}
+
+// TestBadChannelValuesAreRejected checks the channels' ranges.
+func TestBadChannelValuesAreRejected(t *testing.T) {
+	for _, tt := range []struct{ name, group, want string }{
+		{"unknown schedule", `xds_channel = { backoff_schedule = "grpc-rust" }`,
+			`fleet.group[0].xds_channel.backoff_schedule: expected one of: grpc-go, grpc-java, grpc-core, spec, found "grpc-rust"`},
+		{"jitter of 1", `data_channel = { jitter = 1.0 }`, `fleet.group[0].data_channel.jitter: expected a number in [0, 1), found 1`},
+		{"nothing ends an attempt", `profile = "grpc-java"` + "\n" + `xds_channel = { tcp_connect_timeout = "0s" }`,
+			`fleet.group[0].xds_channel.min_connect_timeout: min_connect_timeout and tcp_connect_timeout are both 0s: something must end an attempt that never connects`},
+		{"keepalive without a timeout", `xds_keepalive = { timeout = "0s" }`,
+			`fleet.group[0].xds_keepalive.timeout: expected a duration > 0 with a keepalive time set, found 0s`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, "what_if = true\n"+withServers+tt.group+"\n")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestWhatIfsAreRefusedUnlessAskedFor checks which settings are what-ifs
+// (no shipping client can be configured to have them), that a scenario
+// must say what_if = true to run them, and that the fleet config lists
+// them for the outputs. A deployable setting is never a what-if.
+func TestWhatIfsAreRefusedUnlessAskedFor(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		group string
+		want  []string // keys of the what-ifs; none: a faithful scenario
+	}{
+		{"defaults", `profile = "grpc-java"`, nil},
+		{"a default written out", `xds_channel = { jitter = 0.2 }`, nil},
+		{"ADS backoff", `profile_fields = { backoff_initial = "2s" }`, []string{"fleet.group[0].profile_fields.backoff_initial"}},
+		{"pre-A57 timer", `profile_fields = { pre_a57_timer = true }`, []string{"fleet.group[0].profile_fields.pre_a57_timer"}},
+		{"A88 on grpc-java: an environment variable", "profile = \"grpc-java\"\nprofile_fields = { a88_data_errors = true }", nil},
+		{"A88 on grpc-go: not in grpc-go", `profile_fields = { a88_data_errors = true }`, []string{"fleet.group[0].profile_fields.a88_data_errors"}},
+		{"watcher API naming", `profile_fields = { watcher_api = "legacy" }`, nil},
+		{"xDS channel backoff", `xds_channel = { max_backoff = "30s" }`, []string{"fleet.group[0].xds_channel.max_backoff"}},
+		{"xDS keepalive", `xds_keepalive = { time = "1m" }`, []string{"fleet.group[0].xds_keepalive.time"}},
+		{"grpc-go data backoff: WithConnectParams", `data_channel = { max_backoff = "30s", multiplier = 2.0 }`, nil},
+		{"grpc-core data backoff: channel args", "profile = \"grpc-core\"\ndata_channel = { max_backoff = \"30s\" }", nil},
+		{"grpc-core multiplier: no channel arg", "profile = \"grpc-core\"\ndata_channel = { multiplier = 2.0 }", []string{"fleet.group[0].data_channel.multiplier"}},
+		{"grpc-java data backoff: no option", "profile = \"grpc-java\"\ndata_channel = { max_backoff = \"30s\" }", []string{"fleet.group[0].data_channel.max_backoff"}},
+		{"data schedule", `data_channel = { backoff_schedule = "grpc-core" }`, []string{"fleet.group[0].data_channel.backoff_schedule"}},
+		{"retry throttling on an xDS channel", `rpc = { throttle_max_tokens = 10 }`, []string{"fleet.group[0].rpc.throttle_max_tokens"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := withServers + tt.group + "\n"
+			_, err := parse(t, doc)
+			var list ErrorList
+			errors.As(err, &list)
+			var refused []string
+			for _, e := range list {
+				if !strings.Contains(e.Msg, "is a what-if") || !strings.Contains(e.Msg, "what_if = true") {
+					t.Errorf("unexpected error: %v", e)
+				}
+				refused = append(refused, e.Key)
+			}
+			if !reflect.DeepEqual(refused, tt.want) {
+				t.Errorf("refused %q, want %q", refused, tt.want)
+			}
+			s, err := parse(t, "what_if = true\n"+doc)
+			if err != nil {
+				t.Fatalf("with what_if = true: %v", err)
+			}
+			var listed []string
+			for _, w := range s.FleetConfig().WhatIf {
+				listed = append(listed, w.Key)
+				if w.Value == "" || w.Ships == "" || w.Why == "" {
+					t.Errorf("what-if %+v lacks its value, what ships or why", w)
+				}
+			}
+			if !reflect.DeepEqual(listed, tt.want) {
+				t.Errorf("listed %q, want %q", listed, tt.want)
+			}
+		})
+	}
+	// Reference: DESIGN.md, "Faithful by default, what-if by name"; gRFC A44
+	// (retry throttling); grpc-go grpc.WithConnectParams; C-core subchannel.cc
+	// reconnect channel args.
 }

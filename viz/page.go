@@ -128,6 +128,8 @@ th{font-weight:600;color:#4b5563}
 .num{text-align:right}
 .pass{color:#1a7f37;font-weight:600}
 .fail{color:#cf222e;font-weight:700}
+.whatif{border:2px solid #bf8700;background:#fff8c5;border-radius:6px;padding:0 12px 8px;margin:12px 0}
+.whatif h2{color:#7d4e00}
 .cause{white-space:nowrap;margin-right:12px}
 .cause i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 details summary{cursor:pointer}

@@ -89,6 +89,7 @@ type reportView struct {
 	Seconds, Duration, Sample string
 	Samples                   int
 	Groups                    []groupRow
+	WhatIf                    []fleet.WhatIf
 	Figures                   []figure
 	Expectations              []expectationRow
 	Breached                  int
@@ -134,6 +135,7 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 		Worst:          worst(r),
 		IntervalsTotal: len(r.Intervals),
 		Resolved:       r.Resolved,
+		WhatIf:         r.WhatIf,
 		Breached:       Breached(expectations),
 		CSS:            template.CSS(reportCSS),
 		ErrorJS:        template.JS(errorCatcherJS),
@@ -317,6 +319,20 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
     <div><dt>events</dt><dd>{{.Events}}</dd></div>
     <div><dt>samples</dt><dd>{{.Samples}} <span class="muted">every {{.Sample}} s</span></dd></div>
   </dl>
+  {{- if .WhatIf}}
+  <div class="whatif" role="note">
+  <h2>Hypothetical run <span class="muted">(what_if = true)</span></h2>
+  <p>No shipping gRPC client can be configured to behave like this run: these settings differ from what each implementation ships, and only a change to its code would give them.</p>
+  <table>
+    <thead><tr><th>setting</th><th>value</th><th>shipping clients</th><th>why</th></tr></thead>
+    <tbody>
+    {{- range .WhatIf}}
+      <tr><td><code>{{.Key}}</code></td><td>{{.Value}}</td><td>{{.Ships}}</td><td>{{.Why}}</td></tr>
+    {{- end}}
+    </tbody>
+  </table>
+  </div>
+  {{- end}}
   {{- if .Figures}}
   <div class="figures">
     {{- range .Figures}}

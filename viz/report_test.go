@@ -711,3 +711,30 @@ func TestRecoveryChartOnlyWhenSomethingRecovered(t *testing.T) {
 		t.Errorf("bars %s", data)
 	}
 }
+
+// TestReportLabelsAHypotheticalRun checks the header's banner for a run
+// with what-ifs: every setting, its value, what ships and why, escaped;
+// a faithful run has no banner.
+// Reference: DESIGN.md, "Faithful by default, what-if by name".
+func TestReportLabelsAHypotheticalRun(t *testing.T) {
+	t.Parallel()
+	r := fixture(2, 10)
+	if page := render(t, r); strings.Contains(page, `class="whatif"`) {
+		t.Error("a faithful run's report has a what-if banner")
+	}
+	r.WhatIf = []fleet.WhatIf{
+		{Key: "fleet.group[0].xds_channel.jitter", Value: "0", Ships: "0.2", Why: "grpc-go <hard-codes> it"},
+		{Key: "fleet.group[1].rpc.throttle_max_tokens", Value: "10", Ships: "0", Why: "the xDS resolver"},
+	}
+	page := render(t, r)
+	for _, want := range []string{
+		`<div class="whatif" role="note">`,
+		"Hypothetical run",
+		"<tr><td><code>fleet.group[0].xds_channel.jitter</code></td><td>0</td><td>0.2</td><td>grpc-go &lt;hard-codes&gt; it</td></tr>",
+		"<tr><td><code>fleet.group[1].rpc.throttle_max_tokens</code></td><td>10</td><td>0</td><td>the xDS resolver</td></tr>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+}

@@ -25,13 +25,20 @@ var headerKeys = []string{"schema", "scenario", "seed", "clients", "virtual_seco
 // when it has any.
 const expectationsKey = "expectations"
 
+// whatIfKey holds the scenario's hypothetical settings, right after the
+// header keys, when it has any: a run without it is of what shipping
+// clients do.
+const whatIfKey = "what_if"
+
 // faultsKey holds the scenario's faults with the time the fleet took to
 // recover from each, after the expectations.
 const faultsKey = "faults"
 
 // Summary renders r as summary.json: 2-space indented JSON holding, in this
 // order, "schema" (SummarySchema), "scenario", "seed", "clients",
-// "virtual_seconds" and "events"; then, when expectations are given,
+// "virtual_seconds" and "events"; then, when the scenario has hypothetical
+// settings (Results.WhatIf), "what_if": an array with each one's "key",
+// "value", "ships" and "why"; then, when expectations are given,
 // "expectations": an array with one object per Expectation, in the order
 // given, holding "metric", "min" and "max" (each only when the scenario
 // gives it), "value" (null when the run reported none) and "pass"; then
@@ -63,6 +70,10 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	fmt.Fprintf(&b, "  \"clients\": %s,\n", strconv.Itoa(r.Clients))
 	fmt.Fprintf(&b, "  \"virtual_seconds\": %s,\n", formatSeconds(r.Duration))
 	fmt.Fprintf(&b, "  \"events\": %s", strconv.FormatUint(r.Events, 10))
+	if len(r.WhatIf) > 0 {
+		b.WriteString(",\n")
+		writeWhatIf(&b, r.WhatIf)
+	}
 	if len(expectations) > 0 {
 		b.WriteString(",\n")
 		if err := writeExpectations(&b, expectations); err != nil {
@@ -95,6 +106,20 @@ func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+}
+
+// writeWhatIf writes the "what_if" array: each hypothetical setting's key,
+// value, what shipping clients have and why no deployment can set it.
+func writeWhatIf(b *bytes.Buffer, ws []fleet.WhatIf) {
+	fmt.Fprintf(b, "  %s: [", quoteJSON(whatIfKey))
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n    {\"key\": %s, \"value\": %s, \"ships\": %s, \"why\": %s}",
+			quoteJSON(w.Key), quoteJSON(w.Value), quoteJSON(w.Ships), quoteJSON(w.Why))
+	}
+	b.WriteString("\n  ]")
 }
 
 // WriteSummary writes Summary(r, expectations...) to w.
@@ -201,7 +226,7 @@ func metricTree(metrics []fleet.Metric) (*metricNode, error) {
 				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
 			}
 		}
-		if segs[0] == expectationsKey || segs[0] == faultsKey {
+		if segs[0] == expectationsKey || segs[0] == faultsKey || segs[0] == whatIfKey {
 			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, segs[0])
 		}
 		n := root

@@ -246,3 +246,36 @@ func TestLookupResolvesDottedPaths(t *testing.T) {
 		t.Error("LookupSummary(invalid JSON) found a value")
 	}
 }
+
+// TestSummaryListsTheWhatIfs checks that a hypothetical run says so: its
+// what-ifs come right after the header keys, each with its key, value,
+// what shipping clients have and why; a faithful run has no "what_if".
+// Reference: DESIGN.md, "Faithful by default, what-if by name".
+func TestSummaryListsTheWhatIfs(t *testing.T) {
+	r := &fleet.Results{Scenario: "s", Seed: 1, Clients: 1, Duration: time.Second,
+		WhatIf: []fleet.WhatIf{{Key: "fleet.group[0].rpc.throttle_max_tokens", Value: "10", Ships: "0", Why: `no "retryThrottling"`}}}
+	b, err := Summary(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `  "events": 0,
+  "what_if": [
+    {"key": "fleet.group[0].rpc.throttle_max_tokens", "value": "10", "ships": "0", "why": "no \"retryThrottling\""}
+  ],
+  "faults": []`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("summary.json:\n%s\nwant it to contain:\n%s", b, want)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	r.WhatIf = nil
+	if b, _ := Summary(r); strings.Contains(string(b), "what_if") {
+		t.Errorf("a faithful run's summary.json has what_if:\n%s", b)
+	}
+	r.Metrics = []fleet.Metric{{Path: "what_if.count", Value: 1}}
+	if _, err := Summary(r); err == nil {
+		t.Error("a metric under what_if was accepted")
+	}
+}

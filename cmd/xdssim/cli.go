@@ -268,6 +268,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		out = filepath.Join("xdssim-out", s.Name)
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
+	cfg := s.FleetConfig()
+	if n := len(cfg.WhatIf); n > 0 {
+		fmt.Fprintf(stderr, "xdssim: a hypothetical run (what_if = true): %d setting(s) no shipping gRPC client has; summary.json and the report list them\n", n)
+	}
 
 	if f.cpuprofile != "" {
 		pf, err := os.Create(f.cpuprofile)
@@ -284,7 +288,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	mem := newHeapWatch()
 	bar := newProgress(stderr, f.quiet)
 	start := time.Now()
-	res, err := fleet.Run(s.FleetConfig(), fleet.Options{Progress: func(now, end time.Duration) {
+	res, err := fleet.Run(cfg, fleet.Options{Progress: func(now, end time.Duration) {
 		mem.sample()
 		bar.update(now, end)
 	}})

@@ -164,9 +164,11 @@ func (ch *Channel) state(i int, env *Env) (SubchannelState, sim.Time) {
 			}
 			return Connecting, sc.readyAt
 		}
-		// Refused: TRANSIENT_FAILURE, then the connection backoff (grpc
-		// doc/connection-backoff.md).
-		sc.nextAttempt = at.Add(env.Link.RoundTrip(env.Rand) + env.Backoff.Delay(int(sc.failures), env.Rand))
+		// Refused after a round trip: TRANSIENT_FAILURE, then the
+		// connection backoff of the implementation (grpc
+		// doc/connection-backoff.md; network.BackoffConfig.NextAttempt).
+		failed := at.Add(env.Link.RoundTrip(env.Rand))
+		sc.nextAttempt = env.Backoff.NextAttempt(at, failed, env.Backoff.Delay(int(sc.failures), env.Rand))
 		if sc.failures < 255 {
 			sc.failures++
 		}

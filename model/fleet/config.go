@@ -39,8 +39,6 @@ type Config struct {
 
 	// ControlPlanes are the xDS management servers, by index.
 	ControlPlanes []ControlPlane
-	// Backoff is the channels' connection backoff.
-	Backoff network.BackoffConfig
 	// Link is the link between a client and a server, unless the server
 	// has its own.
 	Link network.LinkConfig
@@ -56,6 +54,22 @@ type Config struct {
 
 	// Resolved is the resolved scenario as TOML, carried into Results.
 	Resolved string
+	// WhatIf lists the settings of the scenario that no shipping gRPC
+	// client can be configured to have, carried into Results so that the
+	// outputs label the run as a hypothetical.
+	WhatIf []WhatIf
+}
+
+// WhatIf is one hypothetical setting of a scenario: a value only a change
+// to a gRPC implementation could give (DESIGN.md, "Faithful by default,
+// what-if by name").
+type WhatIf struct {
+	// Key is the scenario key ("fleet.group[0].rpc.throttle_max_tokens").
+	Key string
+	// Value is the scenario's value; Ships what the implementation has.
+	Value, Ships string
+	// Why says why no deployment can set it.
+	Why string
 }
 
 // ControlPlane is one xDS management server.
@@ -76,6 +90,15 @@ type Group struct {
 
 	// Profile is the XdsClient implementation the clients run.
 	Profile xdsclient.Profile
+	// XDSChannel is the connection backoff of the clients' channels to
+	// their xDS servers, and XDSKeepalive their keepalive; DataChannel is
+	// the connection backoff of their data-plane subchannels. Each is the
+	// implementation's own (network.BackoffConfigOf) unless the scenario
+	// changes it; a zero BackoffConfig means that one. A zero XDSKeepalive
+	// sends no keepalive pings.
+	XDSChannel   network.BackoffConfig
+	XDSKeepalive network.Keepalive
+	DataChannel  network.BackoffConfig
 	// Servers are the bootstrap's xds_servers, as indexes into
 	// Config.ControlPlanes, highest priority first. Empty: the group's
 	// clients use no xDS.

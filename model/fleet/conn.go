@@ -142,7 +142,7 @@ func (w *world) channelEffects(ci uint32, effs []network.Effect) {
 		switch e.Kind {
 		case network.StartConnectAttempt:
 			cl := w.connClient(c)
-			at, res := network.ResolveAttempt(w.faults, w.link(c), cl.rng, cl.ref, int(c.cp), now, e.At)
+			at, res := network.ResolveAttempt(w.faults, w.link(c), cl.rng, cl.ref, int(c.cp), now, e.At, e.TCPAt)
 			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindAttemptEnd,
 				Arg: uint64(c.epoch&epochMask)<<40 | uint64(e.Attempt)<<8 | uint64(res)})
 		case network.ArmTimer:
@@ -526,5 +526,5 @@ func (w *world) resetChannel(ci uint32) {
 		w.fx.primary[network.Idle]++
 	}
 	c.epoch++
-	c.ch = network.NewChannel(&w.cfg.Backoff, w.connClient(c).rng)
+	c.ch = network.NewChannel(&w.cfg.Groups[w.connClient(c).group].XDSChannel, w.connClient(c).rng)
 }

@@ -58,6 +58,9 @@ type Results struct {
 	// Resolved is the scenario as run, with every default filled in, as
 	// TOML: enough to reproduce the run from the report alone.
 	Resolved string
+	// WhatIf lists the scenario's hypothetical settings (Config.WhatIf);
+	// empty for a run of what shipping clients do.
+	WhatIf []WhatIf
 }
 
 // Series is one sampled time series.

@@ -438,7 +438,7 @@ func (w *world) env(ii uint32) dataplane.Env {
 	if g.Link != nil {
 		link = g.Link
 	}
-	return dataplane.Env{Now: w.kernel.Now(), Backends: &w.backends, Backoff: &w.cfg.Backoff, Link: link, Rand: c.rng, Profile: g.DataPlane}
+	return dataplane.Env{Now: w.kernel.Now(), Backends: &w.backends, Backoff: &g.DataChannel, Link: link, Rand: c.rng, Profile: g.DataPlane}
 }
 
 // noConfigCause says why an instance has no usable config: the first

@@ -139,6 +139,9 @@ func Run(cfg Config, opts Options) (*Results, error) {
 func build(cfg Config) (*world, error) {
 	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[configKey]*dataplane.Config{}}
 	w.kernel = sim.NewKernel(w)
+	if err := w.resolveChannels(); err != nil {
+		return nil, err
+	}
 	total := 0
 	for _, g := range cfg.Groups {
 		total += g.Clients
@@ -311,6 +314,7 @@ func (w *world) results() *Results {
 		Intervals:      append(w.intervals, w.windowIntervals()...),
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
+		WhatIf:         w.cfg.WhatIf,
 	}
 	sort.SliceStable(r.Intervals, func(i, j int) bool {
 		a, b := r.Intervals[i], r.Intervals[j]
@@ -362,4 +366,28 @@ func (w *world) faultList() []Fault {
 		out[i].Recovery = w.recovery(out[i])
 	}
 	return out
+}
+
+// resolveChannels gives every group whose channel backoffs are the zero
+// value its implementation's own (network.BackoffConfigOf), on a copy of
+// the groups so that the caller's Config is not changed, and checks them:
+// the channels keep pointers to these configs.
+func (w *world) resolveChannels() error {
+	w.cfg.Groups = slices.Clone(w.cfg.Groups)
+	for i := range w.cfg.Groups {
+		g := &w.cfg.Groups[i]
+		def, ok := network.BackoffConfigOf(g.Profile.Name)
+		if !ok {
+			def = network.DefaultBackoffConfig()
+		}
+		for _, b := range []*network.BackoffConfig{&g.XDSChannel, &g.DataChannel} {
+			if *b == (network.BackoffConfig{}) {
+				*b = def
+			}
+			if err := b.Validate(); err != nil {
+				return fmt.Errorf("fleet: group %s: %w", g.Name, err)
+			}
+		}
+	}
+	return nil
 }

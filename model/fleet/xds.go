@@ -68,7 +68,7 @@ func (w *world) addInstances(id uint32) {
 		ii := uint32(len(w.insts))
 		w.insts = append(w.insts, instance{client: id, target: uint16(ti), firstConn: uint32(len(w.conns)), nconns: uint8(len(g.Servers))})
 		for si, cp := range g.Servers {
-			cn := conn{inst: ii, cp: uint16(cp), local: uint8(si), ch: network.NewChannel(&w.cfg.Backoff, c.rng)}
+			cn := conn{inst: ii, cp: uint16(cp), local: uint8(si), ch: network.NewChannel(&g.XDSChannel, c.rng)}
 			if si == 0 {
 				cn.flags |= connPrimaryState
 				w.fx.primary[network.Idle]++

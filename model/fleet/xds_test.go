@@ -25,8 +25,7 @@ func xdsConfig(clients int, profile xdsclient.Profile) Config {
 			{Server: controlplane.Config{Name: "primary", Services: []controlplane.Service{svc}}},
 			{Server: controlplane.Config{Name: "fallback", Services: []controlplane.Service{svc}}},
 		},
-		Backoff: network.DefaultBackoffConfig(),
-		Link:    network.LinkConfig{Latency: sim.Constant(5 * time.Millisecond)},
+		Link: network.LinkConfig{Latency: sim.Constant(5 * time.Millisecond)},
 	}
 }
 

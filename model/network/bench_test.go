@@ -75,7 +75,7 @@ func (p *connectPath) step() {
 	p.now += sec
 	_, p.buf = p.ch.Pick(p.now, false, p.buf[:0])
 	e := p.buf[len(p.buf)-1]
-	_, res := ResolveAttempt(p.f, &p.link, p.r, p.c, 0, p.now, e.At)
+	_, res := ResolveAttempt(p.f, &p.link, p.r, p.c, 0, p.now, e.At, e.TCPAt)
 	p.now += 100 * msT
 	_ = res
 	p.buf = p.ch.ConnectResult(p.now, e.Attempt, false, p.buf[:0])
@@ -83,7 +83,7 @@ func (p *connectPath) step() {
 	p.now = t.At
 	p.buf = p.ch.TimerFired(p.now, t.Timer, p.buf[:0])
 	e = p.buf[len(p.buf)-1]
-	at, res := ResolveAttempt(p.f, &p.link, p.r, p.c, 0, p.now, e.At)
+	at, res := ResolveAttempt(p.f, &p.link, p.r, p.c, 0, p.now, e.At, e.TCPAt)
 	p.now = at
 	p.buf = p.ch.EndAttempt(p.now, e.Attempt, res, p.buf[:0])
 	p.buf = p.ch.ConnectionLost(p.now, p.buf[:0])

@@ -39,9 +39,10 @@ type EffectKind uint8
 
 const (
 	// StartConnectAttempt: start connect attempt Effect.Attempt now; it
-	// must end by Effect.At, its deadline. Answer with
-	// [Channel.ConnectResult] when it succeeds or is refused before the
-	// deadline, else with [Channel.ConnectDeadline] at the deadline
+	// must end by Effect.At, its deadline, and its TCP connect by
+	// Effect.TCPAt (either may be [Never]). Answer with
+	// [Channel.ConnectResult] when it succeeds or is refused in time, else
+	// with [Channel.ConnectDeadline] when a deadline passes
 	// ([ResolveAttempt] says which, and when).
 	StartConnectAttempt EffectKind = iota
 	// ArmTimer: call [Channel.TimerFired] with Effect.Timer at Effect.At.
@@ -78,6 +79,8 @@ type Effect struct {
 	// At is the deadline of a StartConnectAttempt or the firing time of an
 	// ArmTimer.
 	At sim.Time
+	// TCPAt is when a StartConnectAttempt's TCP connect gives up.
+	TCPAt sim.Time
 }
 
 // String formats the effect for logs and test failures, such as
@@ -85,6 +88,9 @@ type Effect struct {
 func (e Effect) String() string {
 	switch e.Kind {
 	case StartConnectAttempt:
+		if e.TCPAt != Never {
+			return fmt.Sprintf("%v #%d deadline=%v tcp-deadline=%v", e.Kind, e.Attempt, e.At, e.TCPAt)
+		}
 		return fmt.Sprintf("%v #%d deadline=%v", e.Kind, e.Attempt, e.At)
 	case ArmTimer:
 		return fmt.Sprintf("%v #%d at=%v", e.Kind, e.Timer, e.At)
@@ -148,11 +154,13 @@ const (
 //   - Connecting (grpc-go clientconn.go resetTransportAndUnlock): an
 //     attempt started after n consecutive failures has the backoff
 //     d = [BackoffConfig.Delay](n) and the deadline start +
-//     max(MinConnectTimeout, d). On failure the subchannel enters
-//     TRANSIENT_FAILURE and waits d, measured from the failure
-//     (ScheduleGRPCGo) or from the attempt start (ScheduleSpec,
-//     ScheduleCore); then it goes IDLE and pick_first connects it again at
-//     once. A successful connect resets n to 0.
+//     max(MinConnectTimeout, d) ([BackoffConfig.Deadline]; grpc-java has
+//     none, only a TCP connect timeout, [BackoffConfig.TCPDeadline]). On
+//     failure the subchannel enters TRANSIENT_FAILURE and waits d,
+//     measured from the failure (ScheduleGRPCGo) or from the attempt
+//     start (ScheduleSpec, ScheduleCore, ScheduleJava:
+//     [BackoffConfig.NextAttempt]); then it goes IDLE and pick_first
+//     connects it again at once. A successful connect resets n to 0.
 //   - The channel's state is pick_first's (grpc-go
 //     balancer/pickfirst/pickfirst.go, gRFC A62): CONNECTING during the
 //     first pass, then TRANSIENT_FAILURE once the one address has failed,
@@ -222,10 +230,13 @@ func (c *Channel) Failures() int { return int(c.failures) }
 // before the first.
 func (c *Channel) Attempt() uint32 { return c.attempt }
 
-// Deadline returns the deadline of the current or last connect attempt.
-func (c *Channel) Deadline() sim.Time {
-	return c.start.Add(max(c.cfg.MinConnectTimeout, c.backoff))
-}
+// Deadline returns the deadline of the current or last connect attempt
+// ([BackoffConfig.Deadline]); [Never] if nothing bounds the whole attempt.
+func (c *Channel) Deadline() sim.Time { return c.cfg.Deadline(c.start, c.backoff) }
+
+// TCPDeadline returns when the TCP connect of the current or last attempt
+// gives up ([BackoffConfig.TCPDeadline]); [Never] if nothing bounds it.
+func (c *Channel) TCPDeadline() sim.Time { return c.cfg.TCPDeadline(c.start) }
 
 // LastError returns the status a fail-fast pick fails with while the
 // channel is in TRANSIENT_FAILURE: why the last attempt failed.
@@ -302,16 +313,17 @@ func (c *Channel) ConnectResult(now sim.Time, attempt uint32, ok bool, dst []Eff
 	return c.fail(now, dst)
 }
 
-// ConnectDeadline ends connect attempt attempt at its deadline: the
-// attempt failed. A deadline for any attempt but the one in progress is
-// stale and ignored; one that comes before the deadline panics.
+// ConnectDeadline ends connect attempt attempt at its deadline, or at its
+// TCP deadline while the TCP connect was still pending: the attempt
+// failed. A deadline for any attempt but the one in progress is stale and
+// ignored; one that comes before both deadlines panics.
 func (c *Channel) ConnectDeadline(now sim.Time, attempt uint32, dst []Effect) []Effect {
 	if !c.attemptLive(attempt) {
 		return dst
 	}
-	if now < c.Deadline() {
+	if first := min(c.Deadline(), c.TCPDeadline()); now < first {
 		panic(fmt.Sprintf("network: Channel.ConnectDeadline: attempt %d timed out at %v, before its deadline %v",
-			attempt, now, c.Deadline()))
+			attempt, now, first))
 	}
 	c.lastErr = errDeadline
 	return c.fail(now, dst)
@@ -369,7 +381,7 @@ func (c *Channel) startAttempt(now sim.Time, dst []Effect) []Effect {
 	c.start = now
 	c.backoff = c.cfg.Delay(int(c.failures), c.rng)
 	c.sub = Connecting
-	return append(dst, Effect{Kind: StartConnectAttempt, Attempt: c.attempt, At: c.Deadline()})
+	return append(dst, Effect{Kind: StartConnectAttempt, Attempt: c.attempt, At: c.Deadline(), TCPAt: c.TCPDeadline()})
 }
 
 // fail handles the failure of the attempt in progress: TRANSIENT_FAILURE,
@@ -378,10 +390,7 @@ func (c *Channel) startAttempt(now sim.Time, dst []Effect) []Effect {
 func (c *Channel) fail(now sim.Time, dst []Effect) []Effect {
 	c.sub = TransientFailure
 	dst = c.setState(dst, TransientFailure) // sticky: no-op after the first
-	next := now.Add(c.backoff)
-	if c.cfg.Schedule != ScheduleGRPCGo {
-		next = c.start.Add(c.backoff)
-	}
+	next := c.cfg.NextAttempt(c.start, now, c.backoff)
 	if next <= now {
 		// connection-backoff.md: SleepUntil(current_deadline) returns at
 		// once when the attempt outlived it.

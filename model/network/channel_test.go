@@ -88,13 +88,13 @@ func TestBackoffDrawsOfTheTimelineStream(t *testing.T) {
 func TestConnectTimelineServerDown(t *testing.T) {
 	tests := []struct {
 		name         string
-		schedule     BackoffSchedule
+		cfg          BackoffConfig
 		kind         FaultKind
 		wantAttempts []sim.Time
 		wantStates   []stateChange
 	}{
 		{
-			name: "grpc-go/refused", schedule: ScheduleGRPCGo, kind: ServerDown,
+			name: "grpc-go/refused", cfg: GRPCGoBackoffConfig(), kind: ServerDown,
 			wantAttempts: []sim.Time{0, 1_100_000_000, 2_981_681_406, 6_056_462_787, 10_937_477_209,
 				17_972_007_308, 27_944_967_032, 42_795_721_845, 67_956_894_887},
 			wantStates: []stateChange{
@@ -104,7 +104,7 @@ func TestConnectTimelineServerDown(t *testing.T) {
 			},
 		},
 		{
-			name: "grpc-go/blackholed", schedule: ScheduleGRPCGo, kind: Blackhole,
+			name: "grpc-go/blackholed", cfg: GRPCGoBackoffConfig(), kind: Blackhole,
 			wantAttempts: []sim.Time{0, 21_000_000_000, 42_781_681_406, 65_756_462_787},
 			wantStates: []stateChange{
 				{0, Idle, Connecting},
@@ -113,7 +113,7 @@ func TestConnectTimelineServerDown(t *testing.T) {
 			},
 		},
 		{
-			name: "spec/refused", schedule: ScheduleSpec, kind: ServerDown,
+			name: "spec/refused", cfg: SpecBackoffConfig(), kind: ServerDown,
 			wantAttempts: []sim.Time{0, 1_000_000_000, 2_781_681_406, 5_756_462_787, 10_537_477_209,
 				17_472_007_308, 27_344_967_032, 42_095_721_845, 67_156_894_887},
 			wantStates: []stateChange{
@@ -123,7 +123,7 @@ func TestConnectTimelineServerDown(t *testing.T) {
 			},
 		},
 		{
-			name: "spec/blackholed", schedule: ScheduleSpec, kind: Blackhole,
+			name: "spec/blackholed", cfg: SpecBackoffConfig(), kind: Blackhole,
 			wantAttempts: []sim.Time{0, 20_000_000_000, 40_000_000_000, 60_000_000_000},
 			wantStates: []stateChange{
 				{0, Idle, Connecting},
@@ -131,11 +131,46 @@ func TestConnectTimelineServerDown(t *testing.T) {
 				{60_200_000_000, TransientFailure, Ready},
 			},
 		},
+		{
+			// grpc-java, refused: like C-core, every delay is jittered, the
+			// first included, and measured from the attempt start, so
+			// attempt k+1 starts at the sum of the first k+1 draws
+			// Jitter(Capped(i)) of the stream: 1.113550879, 1.859238363,
+			// 2.988134014, 4.334081312, 6.170599828, 9.219221758,
+			// 15.663233151, 24.627646377 s.
+			//
+			//	a0 = 0, a1 = 1.113550879, a2 = 2.972789242, a3 = 5.960923256,
+			//	a4 = 10.295004568, a5 = 16.465604396, a6 = 25.684826154,
+			//	a7 = 41.348059305, a8 = 65.975705682: READY at 66.175705682
+			name: "grpc-java/refused", cfg: GRPCJavaBackoffConfig(), kind: ServerDown,
+			wantAttempts: []sim.Time{0, 1_113_550_879, 2_972_789_242, 5_960_923_256, 10_295_004_568,
+				16_465_604_396, 25_684_826_154, 41_348_059_305, 65_975_705_682},
+			wantStates: []stateChange{
+				{0, Idle, Connecting},
+				{100_000_000, Connecting, TransientFailure},
+				{66_175_705_682, TransientFailure, Ready},
+			},
+		},
+		{
+			// grpc-java, blackholed: no MIN_CONNECT_TIMEOUT; Netty's 30 s
+			// CONNECT_TIMEOUT_MILLIS ends each attempt whose SYNs (+1, +3,
+			// +7, +15 s; the next at +31 s) all fall in the blackhole. The
+			// next attempt starts at once: its time (start + ~1.1 s) has
+			// passed.
+			//
+			//	a0 =  0  timeout 30;  a1 = 30  timeout 60;  a2 = 60  up: READY at 60.2
+			name: "grpc-java/blackholed", cfg: GRPCJavaBackoffConfig(), kind: Blackhole,
+			wantAttempts: []sim.Time{0, 30_000_000_000, 60_000_000_000},
+			wantStates: []stateChange{
+				{0, Idle, Connecting},
+				{30_000_000_000, Connecting, TransientFailure},
+				{60_200_000_000, TransientFailure, Ready},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultBackoffConfig()
-			cfg.Schedule = tt.schedule
+			cfg := tt.cfg
 			link := LinkConfig{Latency: sim.Constant(50 * time.Millisecond)}
 			h := newHarness(t, cfg, link, []Fault{{Kind: tt.kind, Start: 0, Duration: 60 * time.Second}})
 			h.run(sim.Time(10 * time.Minute))
@@ -151,7 +186,8 @@ func TestConnectTimelineServerDown(t *testing.T) {
 		})
 	}
 	// Reference: grpc doc/connection-backoff.md; grpc-go clientconn.go
-	// resetTransportAndUnlock; grpc-go balancer/pickfirst/pickfirst.go (sticky TF, gRFC A62).
+	// resetTransportAndUnlock; grpc-go balancer/pickfirst/pickfirst.go (sticky TF, gRFC A62);
+	// grpc-java InternalSubchannel.scheduleBackoff, NettyClientTransport.start.
 }
 
 // TestConnectTimelineCoreJittersTheFirstBackoff checks C-core's schedule:

@@ -33,7 +33,7 @@
 //	for _, e := range buf {
 //		switch e.Kind {
 //		case network.StartConnectAttempt:
-//			at, res := network.ResolveAttempt(faults, &link, rng, client, server, now, e.At)
+//			at, res := network.ResolveAttempt(faults, &link, rng, client, server, now, e.At, e.TCPAt)
 //			k.Schedule(sim.Event{At: at, Entity: id, Kind: kindAttemptEnd, Arg: uint64(e.Attempt)<<8 | uint64(res)})
 //		case network.ArmTimer:
 //			k.Schedule(sim.Event{At: e.At, Entity: id, Kind: kindBackoffTimer, Arg: uint64(e.Timer)})

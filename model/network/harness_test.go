@@ -82,7 +82,7 @@ func (h *harness) apply(now sim.Time) {
 		switch e.Kind {
 		case StartConnectAttempt:
 			h.attempts = append(h.attempts, now)
-			at, res := ResolveAttempt(h.faults, &h.link, h.rng, h.client, h.server, now, e.At)
+			at, res := ResolveAttempt(h.faults, &h.link, h.rng, h.client, h.server, now, e.At, e.TCPAt)
 			h.k.Schedule(sim.Event{At: at, Kind: kindAttemptEnd, Arg: uint64(e.Attempt)<<8 | uint64(res)})
 		case ArmTimer:
 			h.k.Schedule(sim.Event{At: e.At, Kind: kindBackoffTimer, Arg: uint64(e.Timer)})

@@ -87,8 +87,10 @@ func (a AttemptResult) String() string {
 }
 
 // ResolveAttempt says when and how a connect attempt from client c to
-// server, started at start with deadline deadline, ends, given the fault
-// plan f (nil for none) and the link l, drawing latencies from r:
+// server, started at start with deadline deadline and TCP deadline
+// tcpDeadline (either may be [Never]: the Effect's At and TCPAt), ends,
+// given the fault plan f (nil for none) and the link l, drawing latencies
+// from r:
 //
 //   - OK at start: connected after l.Handshake, plus two Added per round
 //     trip.
@@ -96,31 +98,35 @@ func (a AttemptResult) String() string {
 //   - Blackholed at start: the SYN is retransmitted at start + t,
 //     start + 3t, start + 7t, ... (t = SYNTimeout); at the first
 //     retransmission that is no longer blackholed, the attempt goes on as
-//     if it had started then. If none is, it times out at the deadline.
+//     if it had started then. If none is, it times out at the earlier of
+//     its deadlines.
 //
 // Whatever the path, an attempt that would end at or after its deadline
-// times out at the deadline. The verdict is taken when the SYN leaves; a
-// fault that begins during the handshake does not change it (the caller
-// may re-check at the result time).
+// times out at the deadline; the TCP deadline bounds only the SYN phase.
+// The verdict is taken when the SYN leaves; a fault that begins during the
+// handshake does not change it (the caller may re-check at the result
+// time).
 //
 // Reference: grpc doc/connection-backoff.md (the deadline); RFC 6298 (SYN
-// retransmission).
-func ResolveAttempt(f *Faults, l *LinkConfig, r *sim.Rand, c ClientRef, server int, start, deadline sim.Time) (sim.Time, AttemptResult) {
+// retransmission); grpc-java NettyClientTransport.start (Netty's
+// CONNECT_TIMEOUT_MILLIS bounds the TCP connect only).
+func ResolveAttempt(f *Faults, l *LinkConfig, r *sim.Rand, c ClientRef, server int, start, deadline, tcpDeadline sim.Time) (sim.Time, AttemptResult) {
 	t := start
 	o := f.ConnectOutcome(t, c, server)
 	if o.Verdict == ConnectBlackholed {
+		giveUp := min(deadline, tcpDeadline)
 		rto := l.SYNTimeout
 		if rto == 0 {
 			rto = DefaultSYNTimeout
 		}
 		if rto < 0 {
-			return deadline, AttemptTimedOut
+			return giveUp, AttemptTimedOut
 		}
 		for o.Verdict == ConnectBlackholed {
 			t = t.Add(rto)
 			rto *= 2
-			if t >= deadline {
-				return deadline, AttemptTimedOut
+			if t >= giveUp {
+				return giveUp, AttemptTimedOut
 			}
 			o = f.ConnectOutcome(t, c, server)
 		}

@@ -83,7 +83,7 @@ func TestResolveAttemptByOutcome(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.link.Latency = sim.Constant(ms(50))
 			f := mustFaults(t, 1, tt.faults...)
-			at, res := ResolveAttempt(f, &tt.link, sim.NewStream(1, "client/0"), c, 0, start, deadline)
+			at, res := ResolveAttempt(f, &tt.link, sim.NewStream(1, "client/0"), c, 0, start, deadline, Never)
 			if at != tt.wantAt || res != tt.wantRes {
 				t.Errorf("ResolveAttempt = %v %v, want %v %v", at, res, tt.wantAt, tt.wantRes)
 			}
@@ -152,7 +152,7 @@ func ExampleResolveAttempt() {
 	f, _ := NewFaults(1, []Fault{{Kind: Blackhole, Start: 0, Duration: 5 * time.Second}})
 	link := LinkConfig{Latency: sim.Constant(10 * time.Millisecond)}
 	r := sim.NewStream(1, "client/0")
-	at, res := ResolveAttempt(f, &link, r, NewClientRef(0, "client/0"), 0, 0, sim.Time(20*time.Second))
+	at, res := ResolveAttempt(f, &link, r, NewClientRef(0, "client/0"), 0, 0, sim.Time(20*time.Second), Never)
 	fmt.Println(at, res)
 	// Output: 7.04s connected
 }
