@@ -14,6 +14,22 @@ import (
 // (grpc-go sendNew: "If there's no stream yet, skip the request").
 func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
 	ts := &ch.types[t]
+	if ts.watch[name] != nil {
+		return
+	}
+	ch.subscribeLater(c, t, name)
+	if ch.phase == streamOpen {
+		ch.send(c, t, ts.version, nil)
+	}
+}
+
+// subscribeLater adds name to the channel's subscription without a request
+// of its own: the next request of the type, or the next stream, carries it
+// (grpc-java: ControlPlaneClient sends getSubscribedResources with every
+// request, and a new watch calls adjustResourceSubscription on the active
+// channel only).
+func (ch *channel) subscribeLater(c *Client, t ResourceType, name string) {
+	ts := &ch.types[t]
 	if ts.watch == nil {
 		ts.watch = map[string]*watchState{}
 	}
@@ -22,9 +38,6 @@ func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
 	}
 	ts.watch[name] = &watchState{}
 	ts.names = insertSorted(ts.names, name)
-	if ch.phase == streamOpen {
-		ch.send(c, t, ts.version, nil)
-	}
 }
 
 // unsubscribe removes name, stops its timer and sends the smaller list;

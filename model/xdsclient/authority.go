@@ -91,23 +91,12 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 		a.res[typ] = map[string]*resourceState{}
 	}
 	st := a.res[typ][name]
-	if st == nil {
+	created := st == nil
+	if created {
 		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED}
 		c.statuses[st.status]++
 		a.res[typ][name] = st
 		a.sorted[typ] = insertSorted(a.sorted[typ], name)
-		// grpc-go and grpc-java subscribe on the active channel only; C-core
-		// WatchResource subscribes on every channel of the authority
-		// (notes §6 "New watch during fallback").
-		if c.prof.NewWatchChannels == WatchChannelsAll {
-			for pos := range a.servers {
-				if a.held&(1<<pos) != 0 {
-					a.subscribe(st, pos, typ, name)
-				}
-			}
-		} else {
-			a.subscribe(st, a.active, typ, name)
-		}
 	}
 	for _, x := range st.watchers {
 		if x == w {
@@ -115,7 +104,58 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 		}
 	}
 	st.watchers = append(st.watchers, w)
+	if created {
+		a.watchTimeFallback()
+		a.subscribeNew(st, typ, name)
+	}
 	a.replay(typ, name, st, w)
+}
+
+// subscribeNew subscribes a name just watched (notes §6 "New watch during
+// fallback"): on the active channel only (grpc-go xdsChannelToUse), on
+// every channel of the authority at once (C-core WatchResource), or on
+// the active channel at once and on the others with their next request
+// (grpc-java: every request carries getSubscribedResources, which holds
+// each resource of the authority).
+func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name string) {
+	mode := a.c.prof.NewWatchChannels
+	for pos := range a.servers {
+		switch {
+		case a.held&(1<<pos) == 0 || st.subs&(1<<pos) != 0:
+		case pos == a.active || mode == WatchChannelsAll:
+			a.subscribe(st, pos, typ, name)
+		case mode == WatchChannelsAuthority:
+			st.subs |= 1 << pos
+			a.c.channels[a.servers[pos]].subscribeLater(a.c, typ, name)
+		}
+	}
+}
+
+// watchTimeFallback falls back for a new uncached watch when the active
+// channel is failing (Profile.WatchTimeFallback): grpc-java activates the
+// next server that is not in error and asks it for everything
+// (XdsClientImpl.manageControlPlaneClient, getOrCreateControlPlaneClient);
+// C-core adds channels until one is not failing (WatchResource), and
+// subscribeNew then puts the new name on each of them.
+func (a *authority) watchTimeFallback() {
+	c := a.c
+	if c.prof.WatchTimeFallback == WatchFallbackNone || a.active < 0 || c.channels[a.servers[a.active]].connErr == nil {
+		return
+	}
+	for pos := a.active + 1; pos < len(a.servers); pos++ {
+		if a.held&(1<<pos) != 0 {
+			continue
+		}
+		if c.prof.WatchTimeFallback == WatchFallbackAll {
+			a.fallbackTo(pos)
+		} else {
+			a.acquire(pos)
+			a.active = pos
+		}
+		if c.channels[a.servers[pos]].connErr == nil {
+			return
+		}
+	}
 }
 
 // replay tells a new watcher what the cache knows (grpc-go watchResource:

@@ -62,8 +62,11 @@ type channel struct {
 	nodeSent    bool          // the current stream's first request went out
 	streamStart time.Duration // when the current attempt was started
 	attempt     int           // backoff attempt
-	types       [numTypes]typeState
-	inflight    []inflight // Sends not yet SendDone, oldest first
+	// backoffStarted: a backoff sequence exists (grpc-java
+	// retryBackoffPolicy != null); the channel's first failure starts one.
+	backoffStarted bool
+	types          [numTypes]typeState
+	inflight       []inflight // Sends not yet SendDone, oldest first
 	// connErr is the channel's current connectivity error, cleared by a
 	// response (C-core channel status).
 	connErr *Status
@@ -175,8 +178,24 @@ func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
 		st := Status{Code: codes.Unavailable, Message: "channel reports TRANSIENT_FAILURE"}
 		ch.countConnectivityFailure(c)
 		ch.connErr = &st
-		ch.authorities(c, func(a *authority, pos int) { a.connectivityFailure(pos, st) })
+		ch.connectivityFailure(c, st)
 	}
+}
+
+// connectivityFailure hands a connectivity failure of the channel to the
+// authorities holding it: every one in grpc-go (handleADSStreamFailure
+// does not check which channel failed), only those whose active channel
+// it is in C-core (SetChannelStatusLocked) and grpc-java
+// (handleStreamClosed, getActiveAuthorities). The metrics count it either
+// way (C-core reports the server failure before the authority loop,
+// grpc-java reportServerFailure before it too).
+func (ch *channel) connectivityFailure(c *Client, st Status) {
+	ch.authorities(c, func(a *authority, pos int) {
+		if c.prof.ConnectivityErrorsFromActiveOnly && pos != a.active {
+			return
+		}
+		a.connectivityFailure(pos, st)
+	})
 }
 
 // streamOpened sends every subscription in the fixed type order, node on
@@ -246,6 +265,7 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// once; grpc-java and C-core reset the backoff and wait a fresh
 		// jittered initial delay (notes §5).
 		ch.attempt = 0
+		ch.backoffStarted = true
 		if c.prof.RestartDelayAfterResponse == RestartJitteredInitial {
 			delay = c.jitter(float64(c.prof.BackoffInitial))
 			ch.attempt = 1
@@ -254,19 +274,23 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// A connectivity error: watchers and fallback (gRFC A57, A71).
 		ch.countConnectivityFailure(c)
 		ch.connErr = &st
-		ch.authorities(c, func(a *authority, pos int) { a.connectivityFailure(pos, st) })
+		ch.connectivityFailure(c, st)
 		if ch.refs == 0 {
 			return // the failure closed the channel (no watchers left)
 		}
 		delay = c.backoff(ch.attempt)
 		ch.attempt++
-		if c.prof.BackoffSubtractStreamLifetime {
-			// grpc-java: max(0, backoff - time since the attempt started).
+		if c.prof.BackoffSubtractStreamLifetime && ch.backoffStarted {
+			// grpc-java: max(0, backoff - time since the attempt started),
+			// but the first failure of a ControlPlaneClient resets the
+			// stopwatch with the new policy (handleRpcStreamClosed:
+			// retryBackoffPolicy == null).
 			delay -= c.now - ch.streamStart
 			if delay < 0 {
 				delay = 0
 			}
 		}
+		ch.backoffStarted = true
 	}
 	if delay == 0 {
 		ch.openStream(c)

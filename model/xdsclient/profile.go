@@ -44,7 +44,10 @@ type Profile struct {
 
 	// BackoffSubtractStreamLifetime makes the retry delay
 	// max(0, backoff - how long the failed stream lived) (grpc-java
-	// ControlPlaneClient.handleRpcStreamClosed, stopwatch).
+	// ControlPlaneClient.handleRpcStreamClosed, stopwatch), except on the
+	// channel's first failure, which gets the full backoff: with no
+	// retryBackoffPolicy yet, handleRpcStreamClosed creates one and resets
+	// the stopwatch, so the elapsed time is 0.
 	BackoffSubtractStreamLifetime bool `toml:"backoff_subtract_stream_lifetime"`
 
 	// BackoffInitial, BackoffMultiplier, BackoffJitter and BackoffMax are the
@@ -67,9 +70,37 @@ type Profile struct {
 
 	// NewWatchChannels is where a new watch is subscribed while more than one
 	// channel of its authority exists: "active" (grpc-go
-	// authority.xdsChannelToUse, grpc-java active CPC) or "all" (C-core
-	// WatchResource subscribes on every channel).
+	// authority.xdsChannelToUse: only the active channel ever asks for
+	// it), "all" (C-core WatchResource subscribes on every channel at
+	// once) or "authority" (grpc-java: the active channel asks for it at
+	// once, and every other channel of the authority asks for it with its
+	// next request of the type, since ControlPlaneClient builds each
+	// request from XdsClientImpl.getSubscribedResources, every resource of
+	// the authorities whose activated list holds the channel).
 	NewWatchChannels string `toml:"new_watch_channels"`
+
+	// ConnectivityErrorsFromActiveOnly reacts to a connectivity failure
+	// (fallback, or watchers told) only when it is the authority's active
+	// channel that failed: C-core SetChannelStatusLocked skips an
+	// authority whose xds_channels.back() is another channel; grpc-java
+	// handleStreamClosed acts only for getActiveAuthorities(cpcClosed).
+	// grpc-go's handleADSStreamFailure does not check (notes §8.4), so a
+	// failing primary retry during fallback tells every watcher and can
+	// move the authority to a third server. gRFC A71 falls back from "the
+	// current server".
+	ConnectivityErrorsFromActiveOnly bool `toml:"connectivity_errors_from_active_only"`
+
+	// WatchTimeFallback is what a new watch does when it creates an
+	// uncached entry while the authority's active channel is failing:
+	// "none" (grpc-go watchResource uses the active channel only),
+	// "all_resources" (grpc-java getOrCreateControlPlaneClient skips a CPC
+	// that isInError and activates the next one, whose requests then
+	// carry every resource of the authority; gRFC A71: both of its
+	// conditions hold, and the XdsClient "will subscribe to all watched
+	// resources on that server") or "new_resource" (C-core WatchResource
+	// adds the next servers' channels until one is not failing, and
+	// subscribes only the new name on them).
+	WatchTimeFallback string `toml:"watch_time_fallback"`
 
 	// ResourceTimerScope is the lifetime of a resource's does-not-exist
 	// timer state: "channel" (grpc-go ResourceWatchState lives in
@@ -184,6 +215,10 @@ const (
 	NACKVersionIfAnyValid  = "response_if_any_valid"
 	WatchChannelsActive    = "active"
 	WatchChannelsAll       = "all"
+	WatchChannelsAuthority = "authority"
+	WatchFallbackNone      = "none"
+	WatchFallbackAll       = "all_resources"
+	WatchFallbackNew       = "new_resource"
 	TimerScopeChannel      = "channel"
 	TimerScopeCall         = "call"
 	WatcherAPIA88          = "a88"
@@ -203,6 +238,7 @@ func baseProfile() Profile {
 		BackoffMax:                120 * time.Second,
 		NACKVersion:               NACKVersionLastACKed,
 		NewWatchChannels:          WatchChannelsActive,
+		WatchTimeFallback:         WatchFallbackNone,
 		ResourceTimerScope:        TimerScopeChannel,
 		ResourceTimeout:           15 * time.Second,
 		ResourceTimeoutTransient:  30 * time.Second,
@@ -230,6 +266,9 @@ func GRPCJava() Profile {
 	p.RestartDelayAfterResponse = RestartJitteredInitial
 	p.BackoffSubtractStreamLifetime = true
 	p.NodeInEveryRequest = true
+	p.NewWatchChannels = WatchChannelsAuthority
+	p.ConnectivityErrorsFromActiveOnly = true
+	p.WatchTimeFallback = WatchFallbackAll
 	p.ResourceTimerSkipsCached = true
 	p.ConnectedMetricInitial = ConnectedChannel
 	return p
@@ -244,6 +283,8 @@ func GRPCCore() Profile {
 	p.RestartDelayAfterResponse = RestartJitteredInitial
 	p.NACKVersion = NACKVersionIfAnyValid
 	p.NewWatchChannels = WatchChannelsAll
+	p.ConnectivityErrorsFromActiveOnly = true
+	p.WatchTimeFallback = WatchFallbackNew
 	p.ResourceTimerScope = TimerScopeCall
 	p.ReplayConnectivityError = true
 	p.AmbientOKOnRecovery = true
@@ -256,16 +297,26 @@ func GRPCCore() Profile {
 // Spec is gRFC A57 + A71 + A88 exactly as written. Where the text leaves a
 // choice the field comment in profile.go and docs/model-fidelity.md say
 // which reading was taken: channel-state connectivity errors with
-// wait_for_ready (A57 prefers it where the state carries a status),
-// immediate restart after a good stream (A88 "Open issues": "we don't impose
-// exponential backoff between stream attempts"), per-channel timers, ADS
-// flow control (A57 and A88 are silent; all three clients have it) without
-// grpc-go's unknown-type stall, and the gRFC A78 metric definitions.
+// wait_for_ready (A57 prefers it where the state carries a status); after
+// a stream that had a response, a reset backoff, which waits
+// INITIAL_BACKOFF jittered (A57 "the backoff state will be reset", in the
+// sense of grpc doc/connection-backoff.md; C-core, by the gRFCs' author,
+// does the same); per-channel timers; ADS flow control (A57 and A88 are
+// silent; all three clients have it) without grpc-go's unknown-type stall;
+// fallback from the active channel only, also when a new uncached watch
+// meets a failing channel (A71's two conditions); a name watched during
+// fallback subscribed on every channel, so that a revert "will use the
+// resources from the higher priority servers" (A71); and the gRFC A78
+// metric definitions.
 func Spec() Profile {
 	p := baseProfile()
 	p.Name = ProfileSpec
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
+	p.RestartDelayAfterResponse = RestartJitteredInitial
+	p.NewWatchChannels = WatchChannelsAll
+	p.ConnectivityErrorsFromActiveOnly = true
+	p.WatchTimeFallback = WatchFallbackAll
 	p.A88DataErrors = true
 	p.ResourceTimerSkipsCached = true
 	p.ServerFailureMetric = FailureMetricHealthy
@@ -326,7 +377,8 @@ func (p *Profile) Field(name string) (string, error) {
 var enumValues = map[string][]string{
 	"restart_delay_after_response": {RestartZero, RestartJitteredInitial},
 	"nack_version":                 {NACKVersionLastACKed, NACKVersionIfAnyValid},
-	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll},
+	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll, WatchChannelsAuthority},
+	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNew},
 	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall},
 	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
