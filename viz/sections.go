@@ -160,7 +160,8 @@ func rpcSection(r *fleet.Results, ss *seriesSet) section {
 
 func xdsSection(r *fleet.Results, ss *seriesSet) section {
 	sec := section{ID: "xds", Title: "xDS state",
-		Lead: "What the XdsClients believed: their channel to the primary server, their cache entries by CSDS status (gRFC A40), " +
+		Lead: "What the XdsClients believed: their channel to the primary server, and per group, when there are several, " +
+			"how many had their ADS stream to it connected (implementations reconnect on different schedules); their cache entries by CSDS status (gRFC A40), " +
 			"how many were on a fallback server (gRFC A71) and had their whole config, and does-not-exist timer firings (gRFC A57)."}
 	sec.addTime(r, timeSpec{id: "chart_xds_connectivity", title: "XdsClient channels to their primary server, by connectivity state",
 		left: "channels", lines: legend(ss.lines(
@@ -169,6 +170,14 @@ func xdsSection(r *fleet.Results, ss *seriesSet) section {
 			line{name: "xds.primary_transient_failure", color: colorBad, area: true},
 			line{name: "xds.primary_idle", color: colorIdle, area: true},
 		), "xds.primary_")})
+	var byGroup []line
+	for _, x := range r.Series {
+		if strings.HasPrefix(x.Name, connectedByGroup) {
+			byGroup = append(byGroup, line{name: x.Name})
+		}
+	}
+	sec.addTime(r, timeSpec{id: "chart_xds_connected_by_group", title: "XdsClient instances connected to their primary server, by group (% of the group's instances; gRFC A78 grpc.xds_client.connected)",
+		left: "%", percent: true, lines: legend(ss.lines(byGroup...), connectedByGroup)})
 	sec.addTime(r, timeSpec{id: "chart_xds_resources", title: "Cache entries by CSDS status",
 		left: "entries", lines: legend(ss.lines(
 			line{name: "xds.resources.acked", color: colorGood, area: true},
@@ -189,6 +198,11 @@ func xdsSection(r *fleet.Results, ss *seriesSet) section {
 		), "xds.")})
 	return sec
 }
+
+// connectedByGroup prefixes each group's share of instances connected to
+// their primary server, when the fleet has more than one group using xDS:
+// groups of different implementations reconnect on different schedules.
+const connectedByGroup = "xds.primary_connected_percent."
 
 // serverNames lists the control planes the run has series of, in order.
 func serverNames(r *fleet.Results) []string {

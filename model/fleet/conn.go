@@ -272,6 +272,7 @@ func (w *world) startOnServer(ci uint32, id network.StreamID) bool {
 	if w.tracer != nil {
 		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
 	}
+	w.keepaliveStall(ci) // a stream that starts during a blackhole
 	return true
 }
 
@@ -361,6 +362,9 @@ func (w *world) send(ci uint32, req xdsclient.Request) bool {
 	}
 	// SendHeld: an endless blackhole keeps it (and everything after it)
 	// for good. SendDropped: the stream is gone.
+	if res != network.SendDropped {
+		w.keepaliveWrite(ci)
+	}
 	return true
 }
 

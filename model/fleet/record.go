@@ -30,6 +30,9 @@ type fleetCounters struct {
 	nacksSent                         int
 	streamsFailedBeforeResponse       int
 	changesSkipped                    int
+	// keepaliveCloses counts xDS transports closed by keepalive or
+	// TCP_USER_TIMEOUT (keepalive.go).
+	keepaliveCloses int
 }
 
 // groupCounters are the figures summary.json reports per group, under
@@ -40,6 +43,8 @@ type groupCounters struct {
 	timerFired, timerSpurious int
 	fallbackSwitches          int
 	affinityBreaks, retries   int
+	// instances counts the group's XdsClient instances.
+	instances int
 }
 
 // group returns the counters of the group of instance ii.
@@ -174,7 +179,31 @@ func (w *world) buildSeries() {
 		}
 		w.serverSe = append(w.serverSe, idx)
 	}
+	// With more than one group using xDS, the share of each group's
+	// instances whose ADS stream to their primary is connected (gRFC A78
+	// grpc.xds_client.connected): implementations that reconnect on
+	// different schedules show apart.
+	xdsGroups := 0
+	for _, g := range w.groups {
+		if g.instances > 0 {
+			xdsGroups++
+		}
+	}
+	if xdsGroups > 1 {
+		for gi, g := range w.groups {
+			if g.instances == 0 {
+				continue
+			}
+			name := w.cfg.Groups[gi].Name
+			w.groupSe = append(w.groupSe, groupSeries{group: gi, index: len(w.series)})
+			w.series = append(w.series, s("xds.primary_connected_percent."+name,
+				"Group "+name+": XdsClient instances connected to their primary server (gRFC A78 grpc.xds_client.connected), % of its instances", "%"))
+		}
+	}
 }
+
+// groupSeries is one group's series: the group and the series' index.
+type groupSeries struct{ group, index int }
 
 // perSample turns a count since the last sample into a rate per second.
 // The sample at 0 counts what happened at exactly 0, and is not a rate.
@@ -209,6 +238,9 @@ func (w *world) takeSample(t sim.Time) {
 		for i, st := range statusSeries {
 			add(seriesStatus+i, float64(n[st.status]))
 		}
+	}
+	if len(w.groupSe) > 0 {
+		w.sampleGroupsConnected(add)
 	}
 	w.sampleTracks(w.sample)
 	for si, srv := range w.servers {
@@ -254,6 +286,7 @@ func metrics(cfg *Config, w *world) []Metric {
 	add("xds.fallback_reverts", float64(fx.fallbackReverts))
 	add("xds.nacks_sent", float64(fx.nacksSent))
 	add("xds.streams_failed_before_response", float64(fx.streamsFailedBeforeResponse))
+	add("xds.keepalive_closes", float64(fx.keepaliveCloses))
 	add("xds.instances", float64(insts))
 	add("xds.changes_skipped", float64(fx.changesSkipped))
 	for si, cp := range cfg.ControlPlanes {
@@ -287,4 +320,19 @@ func MetricPaths(cfg *Config) []string {
 		paths[i] = m[i].Path
 	}
 	return paths
+}
+
+// sampleGroupsConnected adds each group's share of instances whose ADS
+// stream to their primary server (the first of the bootstrap) is
+// connected.
+func (w *world) sampleGroupsConnected(add func(int, float64)) {
+	connected := make([]int, len(w.groups))
+	for i := range w.insts {
+		if x := w.insts[i].xds; x != nil && x.Connected(0) {
+			connected[w.clients[w.insts[i].client].group]++
+		}
+	}
+	for _, gs := range w.groupSe {
+		add(gs.index, 100*float64(connected[gs.group])/float64(w.groups[gs.group].instances))
+	}
 }

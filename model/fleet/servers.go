@@ -86,6 +86,9 @@ func (w *world) applyEdge(i int) {
 			if c.st.Draining() {
 				w.failStream(uint32(ci), network.StatusDrained)
 			}
+		case network.ActionStall:
+			// A blackhole: nothing tells the client; keepalive will.
+			w.keepaliveStall(uint32(ci))
 		case network.ActionEndAnswered:
 			// The server starts ending streams after their Nth response:
 			// those that had N already end now; the connection stays up.

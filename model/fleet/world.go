@@ -53,6 +53,9 @@ const (
 	// kindBackend starts (Arg 0) or ends (Arg 1) a backend event
 	// (Entity: the event).
 	kindBackend
+	// kindKeepalive closes a transport for keepalive (Entity: conn;
+	// Arg: epoch<<32 | the stream's generation).
+	kindKeepalive
 )
 
 // argEndsRestart marks the kindStart event that ends a restart.
@@ -105,6 +108,7 @@ type world struct {
 	sample    int
 	series    []Series
 	serverSe  [][]int // per server: indexes into series
+	groupSe   []groupSeries
 	intervals []Interval
 	tr        trackSet
 	hists     [numHists]Histogram
@@ -246,6 +250,8 @@ func (w *world) HandleEvent(k *sim.Kernel, ev sim.Event) {
 		w.rpcRetry(ev)
 	case kindBackend:
 		w.backendEvent(ev)
+	case kindKeepalive:
+		w.keepaliveFired(ev)
 	default:
 		panic(fmt.Sprintf("fleet: unknown event kind %d", ev.Kind))
 	}

@@ -64,6 +64,7 @@ func (w *world) addInstances(id uint32) {
 		return
 	}
 	c.firstInst = uint32(len(w.insts))
+	w.groups[c.group].instances += len(g.Targets)
 	for ti := range g.Targets {
 		ii := uint32(len(w.insts))
 		w.insts = append(w.insts, instance{client: id, target: uint16(ti), firstConn: uint32(len(w.conns)), nconns: uint8(len(g.Servers))})

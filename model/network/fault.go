@@ -241,9 +241,13 @@ const (
 	// connections stay up. (StreamResetAfterResponse start; during the
 	// fault the caller asks [Faults.StreamResetAfter] at each response.)
 	ActionEndAnswered
+	// ActionStall: nothing crosses the covered connections any more, and
+	// nothing tells the client: the caller works out when keepalive
+	// notices ([Keepalive.DeadAt]). (Blackhole and Partition start.)
+	ActionStall
 )
 
-var actionNames = [...]string{"none", "reset", "drain", "close-drained", "end-answered"}
+var actionNames = [...]string{"none", "reset", "drain", "close-drained", "end-answered", "stall"}
 
 // String names the action.
 func (a EdgeAction) String() string {
@@ -275,6 +279,8 @@ func (e Edge) Action() EdgeAction {
 		return ActionCloseDrained
 	case !e.End && e.Kind == StreamResetAfterResponse:
 		return ActionEndAnswered
+	case !e.End && (e.Kind == Blackhole || e.Kind == Partition):
+		return ActionStall
 	}
 	return ActionNone
 }

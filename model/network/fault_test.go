@@ -194,7 +194,7 @@ func TestFaultEdgesAreOrderedAndSayWhatToDo(t *testing.T) {
 		edge   Edge
 		action EdgeAction
 	}{
-		{Edge{10 * sec, 1, Blackhole, false}, ActionNone},
+		{Edge{10 * sec, 1, Blackhole, false}, ActionStall},
 		{Edge{30 * sec, 0, ServerRestart, false}, ActionReset},
 		{Edge{30 * sec, 1, Blackhole, true}, ActionNone},
 		{Edge{35 * sec, 0, ServerRestart, true}, ActionNone},

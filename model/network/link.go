@@ -166,10 +166,31 @@ type Keepalive struct {
 	Timeout time.Duration
 }
 
-// XDSKeepalive returns the keepalive grpc-go sets on every xDS channel
-// (internal/xds/clients/grpctransport/grpc_transport.go: 5 min, 20 s;
-// "common across gRPC language implementations").
+// XDSKeepalive returns the keepalive every implementation sets on its xDS
+// channels: 5 min and 20 s (grpc-go
+// internal/xds/clients/grpctransport/grpc_transport.go, "common across
+// gRPC language implementations"; grpc-java GrpcXdsTransportFactory
+// keepAliveTime(5, MINUTES) with the default 20 s timeout; C-core
+// xds_transport_grpc.cc GRPC_ARG_KEEPALIVE_TIME_MS). All three ping only
+// while a stream is open (keepalive without calls is off).
 func XDSKeepalive() Keepalive { return Keepalive{Time: 5 * time.Minute, Timeout: 20 * time.Second} }
+
+// UnackedAt returns when a transport whose peer stops acknowledging at
+// stallStart until stallEnd ([Never] if it never resumes) closes because
+// bytes it wrote at sent are not acknowledged within Timeout: the
+// TCP_USER_TIMEOUT that gRPC sets to the keepalive timeout when keepalive
+// is on (gRFC A18; grpc-go http2_client.go, grpc-java
+// NettyClientTransport, C-core). It reports false when the bytes are
+// acknowledged in time (the stall ends, and the acknowledgement is back,
+// rtt after the later of sent and stallEnd, before the timeout) or when
+// keepalive is off.
+func (k Keepalive) UnackedAt(sent, stallEnd sim.Time, rtt time.Duration) (sim.Time, bool) {
+	if k.Time <= 0 {
+		return Never, false
+	}
+	closeAt := sent.Add(k.Timeout)
+	return closeAt, stallEnd == Never || max(sent, stallEnd).Add(rtt) > closeAt
+}
 
 // DeadAt returns when keepalive closes a transport whose reads stop at
 // stallStart (a blackhole begins) and resume at stallEnd ([Never] if they

@@ -129,6 +129,37 @@ func TestKeepaliveDetectsABlackhole(t *testing.T) {
 	// 20 s); internal/transport/http2_client.go keepalive.
 }
 
+// TestUnacknowledgedWriteClosesTheTransport checks TCP_USER_TIMEOUT: a
+// request written into a blackhole closes the transport 20 s later unless
+// its acknowledgement is back by then.
+func TestUnacknowledgedWriteClosesTheTransport(t *testing.T) {
+	ka := XDSKeepalive()
+	rtt := 100 * time.Millisecond
+	for _, tt := range []struct {
+		name           string
+		sent, stallEnd sim.Time
+		wantAt         sim.Time
+		wantDies       bool
+	}{
+		{"endless blackhole", 10 * sec, Never, 30 * sec, true},
+		{"blackhole ends in time", 10 * sec, 25 * sec, 30 * sec, false},
+		{"ack would be back just after the timeout", 10 * sec, 29*sec + 950*msT, 30 * sec, true},
+		{"written after it ended", 40 * sec, 30 * sec, 60 * sec, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			at, dies := ka.UnackedAt(tt.sent, tt.stallEnd, rtt)
+			if at != tt.wantAt || dies != tt.wantDies {
+				t.Errorf("UnackedAt = %v %v, want %v %v", at, dies, tt.wantAt, tt.wantDies)
+			}
+		})
+	}
+	if _, dies := (Keepalive{}).UnackedAt(0, Never, rtt); dies {
+		t.Error("without keepalive TCP_USER_TIMEOUT is not set, but the transport closed")
+	}
+	// Reference: gRFC A18 (TCP_USER_TIMEOUT = keepalive timeout); grpc-go
+	// internal/transport/http2_client.go newHTTP2Client (SetTCPUserTimeout).
+}
+
 // TestMaxConnectionAgeIsJittered checks the GOAWAY time of a connection:
 // Age ±10 %.
 func TestMaxConnectionAgeIsJittered(t *testing.T) {

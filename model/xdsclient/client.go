@@ -243,6 +243,14 @@ func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 // (or is stalled) and must not be read.
 func (c *Client) ReadPaused(server int) bool { return c.channels[server].readPaused }
 
+// Connected reports the gRFC A78 grpc.xds_client.connected gauge of server:
+// its channel exists and its ADS stream is connected. It is
+// Metrics(server).Connected without the copy.
+func (c *Client) Connected(server int) bool {
+	ch := &c.channels[server]
+	return ch.refs > 0 && ch.connected
+}
+
 // Metrics returns the gRFC A78 metrics of server.
 func (c *Client) Metrics(server int) ServerMetrics {
 	ch := &c.channels[server]
