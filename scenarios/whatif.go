@@ -169,7 +169,7 @@ func (s *Scenario) validateWhatIf(c *checker) {
 		return
 	}
 	for _, w := range s.whatIfs() {
-		c.check(false, w.Key, "%s is a what-if (shipping clients have %s): %s. Add what_if = true at the top of the scenario to run it as a hypothetical; summary.json and the report will list it",
+		c.check(false, w.Key, "%s is a what-if (shipping clients have %s): %s. Add what_if = true to the scenario (or --set what_if=true) to run it as a hypothetical; summary.json and the report will list it",
 			w.Value, w.Ships, w.Why)
 	}
 }
