@@ -32,3 +32,22 @@ func TestGRPCGoAgreesWithTheSimulation(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCGoAgreesOnTheLongCases runs the cases in cases-long/, which take
+// minutes of real time each (a blackhole must outlast keepalive's 5
+// minutes), when XDSSIM_VALIDATE_LONG is set; .ci/run leaves them out.
+func TestGRPCGoAgreesOnTheLongCases(t *testing.T) {
+	if os.Getenv("XDSSIM_VALIDATE_LONG") == "" {
+		t.Skip("minutes of real time; set XDSSIM_VALIDATE_LONG=1 (or run: go run . -cases cases-long)")
+	}
+	results, err := runCases(context.Background(), "cases-long", "", t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", fidelity.Table(results))
+	for _, r := range results {
+		if !r.Pass() {
+			t.Errorf("case %s disagrees with grpc-go:\n%s", r.Case, r.Failures())
+		}
+	}
+}

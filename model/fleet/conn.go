@@ -119,6 +119,9 @@ func (w *world) channelEvent(ev sim.Event) {
 			return
 		}
 		attempt, res := uint32(ev.Arg>>8), network.AttemptResult(ev.Arg&0xff)
+		if w.tracer != nil && res == network.AttemptTimedOut && attempt == c.ch.Attempt() {
+			w.traceConn(ev.Entity, TraceEvent{Kind: TraceConnectTimeout})
+		}
 		w.channelEffects(ev.Entity, c.ch.EndAttempt(now, attempt, res, buf[:0]))
 	case kindBackoffTimer:
 		if uint32(ev.Arg>>32) != c.epoch {
@@ -141,6 +144,9 @@ func (w *world) channelEffects(ci uint32, effs []network.Effect) {
 		c := &w.conns[ci]
 		switch e.Kind {
 		case network.StartConnectAttempt:
+			if w.tracer != nil {
+				w.traceConn(ci, TraceEvent{Kind: TraceConnect})
+			}
 			cl := w.connClient(c)
 			at, res := network.ResolveAttempt(w.faults, w.link(c), cl.rng, cl.ref, int(c.cp), now, e.At, e.TCPAt)
 			w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindAttemptEnd,

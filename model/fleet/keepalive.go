@@ -85,6 +85,9 @@ func (w *world) keepaliveFired(ev sim.Event) {
 		return
 	}
 	w.fx.keepaliveCloses++
+	if w.tracer != nil {
+		w.traceConn(ci, TraceEvent{Kind: TraceKeepalive})
+	}
 	var buf [4]network.Effect
 	w.channelEffects(ci, c.ch.ConnectionLost(w.kernel.Now(), buf[:0]))
 	w.failStream(ci, network.StatusKeepaliveTimeout)

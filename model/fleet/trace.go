@@ -36,9 +36,19 @@ const (
 	TraceRevert
 	// TraceRPC: an RPC ended with Code; a failure carries its Cause.
 	TraceRPC
+	// TraceConnect: the instance's channel to Server started a connect
+	// attempt.
+	TraceConnect
+	// TraceConnectTimeout: a connect attempt to Server reached its
+	// deadline: the client gives the connection up.
+	TraceConnectTimeout
+	// TraceKeepalive: keepalive (or TCP_USER_TIMEOUT) closed the
+	// instance's transport to Server.
+	TraceKeepalive
 )
 
-var traceKindNames = [...]string{"", "stream_open", "stream_close", "request", "response", "resource_timer", "fallback", "revert", "rpc"}
+var traceKindNames = [...]string{"", "stream_open", "stream_close", "request", "response", "resource_timer", "fallback", "revert", "rpc",
+	"connect", "connect_timeout", "keepalive"}
 
 // String names the kind as trace outputs spell it ("request").
 func (k TraceKind) String() string {

@@ -100,6 +100,20 @@ func (o *Outcome) WriteTranscripts(dir string) error {
 				fmt.Fprintf(&b, "switch to %s (revert %v) at %v\n", s.Server, s.Revert, s.At)
 			}
 		}
+		servers := make([]string, 0, len(side.obs.Conns))
+		for s := range side.obs.Conns {
+			servers = append(servers, s)
+		}
+		sort.Strings(servers)
+		for _, s := range servers {
+			for _, c := range side.obs.Conns[s] {
+				what := "gives up a connection to"
+				if c.Opened {
+					what = "opens a connection to"
+				}
+				fmt.Fprintf(&b, "conn %9.3fs a client %s %s\n", c.At.Seconds(), what, s)
+			}
+		}
 		if err := os.WriteFile(filepath.Join(dir, side.name+".txt"), []byte(b.String()), 0o644); err != nil {
 			return err
 		}

@@ -193,7 +193,110 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 			compareTimes(n, "resource timers", tol, timerTimes(s.Timers), timerTimes(r.Timers)),
 			compareTimes(n, "fallback switches", tol, switchTimes(s.Switches), switchTimes(r.Switches)))
 	}
+	for i := range cfg.Faults {
+		f := &cfg.Faults[i]
+		if f.Kind != network.Blackhole {
+			continue
+		}
+		from, to := time.Duration(f.Start), min(time.Duration(f.End()), cfg.Duration)
+		if f.End() == network.Never {
+			to = cfg.Duration
+		}
+		for _, si := range faultServers(cfg, f) {
+			name := cfg.ControlPlanes[si].Server.Name
+			res.Checks = append(res.Checks, compareConns(name, tol, connsIn(sim.Conns[name], from, to), connsIn(real.Conns[name], from, to)))
+		}
+	}
 	return res
+}
+
+// faultServers lists the servers f covers: its own, or every one.
+func faultServers(cfg fleet.Config, f *network.Fault) []int {
+	if len(f.Servers) > 0 {
+		return f.Servers
+	}
+	out := make([]int, len(cfg.ControlPlanes))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// connsIn returns the connection events in [from, to).
+func connsIn(cs []Conn, from, to time.Duration) []Conn {
+	var out []Conn
+	for _, c := range cs {
+		if c.At >= from && c.At < to {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// compareConns checks what the clients did to their connections to a
+// blackholed server while it was blackholed: the same attempts opened and
+// given up, in the same order, each at about the same time. The real run
+// sees a connect attempt as the connection its proxy accepts (the kernel
+// completes the handshake; nothing more comes back, so grpc-go still waits
+// for the server's SETTINGS until its deadline) and gives one up when the
+// client closes it: at the connect deadline, or when keepalive fails.
+//
+// A time is allowed the base tolerance, plus what backoff jitter may have
+// moved it: the two runs draw different factors in [0.8, 1.2] for every
+// delay between giving a connection up and opening the next, and for a
+// deadline stretched past the 20 s minimum by a long backoff, so each such
+// span before an event adds 0.4 times its length (in the simulation) to
+// that event's tolerance.
+func compareConns(server string, tol Tolerance, sim, real []Conn) Check {
+	c := Check{Client: "server " + server, What: "connections in blackholes", Pass: true, Count: len(sim)}
+	label := func(x Conn) string {
+		if x.Opened {
+			return "open"
+		}
+		return "give up"
+	}
+	if len(sim) != len(real) {
+		c.Pass = false
+		format := func(cs []Conn) string {
+			var parts []string
+			for _, x := range cs {
+				parts = append(parts, fmt.Sprintf("%s at %v", label(x), x.At.Round(time.Millisecond)))
+			}
+			return strings.Join(parts, ", ")
+		}
+		c.Detail = fmt.Sprintf("sim has %d, real has %d:\n  sim:  %s\n  real: %s", len(sim), len(real), orNothing(format(sim)), orNothing(format(real)))
+		return c
+	}
+	var jitter time.Duration
+	minConnect := network.DefaultBackoffConfig().MinConnectTimeout
+	for i := range sim {
+		if i > 0 {
+			span := sim[i].At - sim[i-1].At
+			switch {
+			case sim[i].Opened && !sim[i-1].Opened:
+				jitter += span * 2 / 5
+			case !sim[i].Opened && sim[i-1].Opened && span > minConnect:
+				jitter += span * 2 / 5
+			}
+		}
+		if label(sim[i]) != label(real[i]) {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("%d: sim %s, real %s", i+1, label(sim[i]), label(real[i]))
+			return c
+		}
+		d := sim[i].At - real[i].At
+		if d < 0 {
+			d = -d
+		}
+		c.MaxDelta = max(c.MaxDelta, d)
+		if limit := tol.Base() + jitter; d > limit {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("%s: sim %v, real %v: %v apart, tolerance %v", label(sim[i]),
+				sim[i].At.Round(time.Millisecond), real[i].At.Round(time.Millisecond), d.Round(time.Millisecond), limit.Round(time.Millisecond))
+			return c
+		}
+	}
+	return c
 }
 
 // compareMessages checks that the streams carried the same requests and

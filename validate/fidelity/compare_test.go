@@ -113,3 +113,43 @@ func TestCompareTimesNeedsTheSameThingsWithinTolerance(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareConnsAllowsForBackoffJitter checks the comparison of what
+// clients did to their connections during a blackhole: the same events
+// in the same order, each within the base tolerance plus 0.4 of every
+// jittered span before it (a backoff between giving up and opening again,
+// or a deadline stretched past 20 s).
+func TestCompareConnsAllowsForBackoffJitter(t *testing.T) {
+	tol := Tolerance{RPCInterval: 100 * time.Millisecond, Slack: Slack} // base 0.45 s
+	s := func(d float64) time.Duration { return time.Duration(d * float64(time.Second)) }
+	// keepalive gives up at 320 s; a connect attempt opens at once, gives
+	// up 20 s later; 1 s later the next opens, 20 s later it gives up; 1.6 s
+	// later (jittered) the next opens.
+	sim := []Conn{{At: s(320)}, {At: s(320), Opened: true}, {At: s(340)}, {At: s(341), Opened: true}, {At: s(361)}, {At: s(362.6), Opened: true}}
+	shift := func(i int, d float64) []Conn {
+		out := slices.Clone(sim)
+		out[i].At += s(d)
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		real []Conn
+		pass bool
+	}{
+		{"identical", slices.Clone(sim), true},
+		{"keepalive 0.3 s late", shift(0, 0.3), true},
+		{"keepalive 1 s late", shift(0, 1), false},
+		// before the last open: spans 0, 1 and 1.6 s jittered: 0.45 + 0.4 × 2.6 = 1.49 s.
+		{"the last open 1.2 s early", shift(5, -1.2), true},
+		{"the last open 1.6 s early", shift(5, -1.6), false},
+		{"one attempt fewer", sim[:5], false},
+		{"order differs", []Conn{sim[1], sim[0], sim[2], sim[3], sim[4], sim[5]}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compareConns("primary", tol, sim, tt.real)
+			if c.Pass != tt.pass {
+				t.Errorf("pass = %v, want %v (%s)", c.Pass, tt.pass, c.Detail)
+			}
+		})
+	}
+}

@@ -16,6 +16,25 @@ import (
 // Observation is what one run of a case showed, per client ("group/i").
 type Observation struct {
 	Clients map[string]*ClientObservation
+	// Conns are, per server, what the clients did to their connections
+	// to it: the connect attempts they started and the connections they
+	// gave up (a connect deadline, keepalive), in time order. A real run
+	// sees them at the server's proxy, without knowing whose they are.
+	Conns map[string][]Conn
+}
+
+// Conn is a connection event: opened (a connect attempt started) or
+// given up by its client.
+type Conn struct {
+	At     time.Duration
+	Opened bool
+}
+
+func (o *Observation) conn(server string, c Conn) {
+	if o.Conns == nil {
+		o.Conns = map[string][]Conn{}
+	}
+	o.Conns[server] = append(o.Conns[server], c)
 }
 
 // client returns the observation of the named client, creating it.
@@ -171,6 +190,9 @@ func (c *ClientObservation) lastStream(server string) *Stream {
 // finish sorts what needs sorting and builds the failure windows with the
 // simulator's own tracker.
 func (o *Observation) finish(gap time.Duration) {
+	for _, cs := range o.Conns {
+		slices.SortStableFunc(cs, func(a, b Conn) int { return int(a.At - b.At) })
+	}
 	for _, c := range o.Clients {
 		slices.SortStableFunc(c.RPCs, func(a, b RPC) int { return int(a.End - b.End) })
 		var tr dataplane.Tracker

@@ -300,6 +300,13 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 	}
 	run.Records = rec.Records()
 	run.addServerRecords(t0, cfg)
+	for _, s := range servers {
+		for _, ev := range s.ms.Proxy().ConnEvents() {
+			if at := ev.At.Sub(t0); at < cfg.Duration {
+				run.conn(s.initial.Name, Conn{At: at, Opened: ev.Opened})
+			}
+		}
+	}
 	run.finish(cfg.DataPlane.WindowGap)
 	return run, nil
 }

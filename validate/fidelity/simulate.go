@@ -29,6 +29,10 @@ func Simulate(cfg fleet.Config) (*Observation, error) {
 			c.Switches = append(c.Switches, Switch{At: e.At, Server: e.Server, Revert: e.Kind == fleet.TraceRevert})
 		case fleet.TraceRPC:
 			c.RPCs = append(c.RPCs, RPC{End: e.At, Code: e.Code})
+		case fleet.TraceConnect:
+			obs.conn(e.Server, Conn{At: e.At, Opened: true})
+		case fleet.TraceConnectTimeout, fleet.TraceKeepalive:
+			obs.conn(e.Server, Conn{At: e.At})
 		}
 	}
 	if _, err := fleet.Run(cfg, fleet.Options{Trace: trace}); err != nil {

@@ -10,16 +10,16 @@ import (
 // per comparison, as docs/model-fidelity.md shows it.
 func Table(results []*Result) string {
 	var b strings.Builder
-	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Tolerance | Result |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | Tolerance | Result |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		verdict := "pass"
 		if !r.Pass() {
 			verdict = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", r.Case,
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.Case,
 			r.cell("xDS messages", false), r.cell("failure windows", true), r.cell("resource timers", true),
-			r.cell("fallback switches", true), r.Tolerance, verdict)
+			r.cell("fallback switches", true), r.cell("connections in blackholes", true), r.Tolerance, verdict)
 	}
 	return b.String()
 }
@@ -39,15 +39,25 @@ func (r *Result) cell(what string, timed bool) string {
 			failed++
 		}
 	}
-	s := fmt.Sprintf("%d over %d clients", count, clients)
+	who := "clients"
+	if what == "connections in blackholes" {
+		who = "servers" // a proxy cannot tell whose connection it is
+	}
+	if clients == 0 {
+		return "—"
+	}
+	if clients == 1 {
+		who = strings.TrimSuffix(who, "s")
+	}
+	s := fmt.Sprintf("%d over %d %s", count, clients, who)
 	if !timed {
-		s = fmt.Sprintf("%d transcript lines over %d clients", count, clients)
+		s = fmt.Sprintf("%d transcript lines over %d %s", count, clients, who)
 	}
 	if timed && count > 0 {
 		s += fmt.Sprintf(", max Δ %.2f s", worst.Seconds())
 	}
 	if failed > 0 {
-		s = fmt.Sprintf("**%d of %d clients differ**; %s", failed, clients, s)
+		s = fmt.Sprintf("**%d of %d %s differ**; %s", failed, clients, who, s)
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -239,6 +240,44 @@ func TestProxyBlackhole(t *testing.T) {
 	roundTrip(t, old, "after")
 	if got := e.accepted.Load(); got != 2 {
 		t.Errorf("upstream accepted %d connections, want 2", got)
+	}
+}
+
+// TestProxyRecordsWhatClientsDoToTheirConnections checks ConnEvents: a
+// connection accepted while blackholed, then given up by its client, and
+// an established one closed by its client during the blackhole, are both
+// seen at once, though nothing reaches the upstream until the end.
+func TestProxyRecordsWhatClientsDoToTheirConnections(t *testing.T) {
+	e := startEcho(t)
+	p := newProxy(t, e.ln.Addr().String())
+	old := dial(t, p.Addr())
+	roundTrip(t, old, "before")
+	if err := p.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	held := dial(t, p.Addr())
+	held.Write([]byte("preface"))
+	time.Sleep(20 * time.Millisecond)
+	held.Close() // a connect attempt that timed out
+	time.Sleep(20 * time.Millisecond)
+	old.Close() // keepalive gave up
+	deadline := time.Now().Add(2 * time.Second)
+	var got []bool
+	for time.Now().Before(deadline) {
+		got = got[:0]
+		for _, ev := range p.ConnEvents() {
+			got = append(got, ev.Opened)
+		}
+		if len(got) == 4 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if want := []bool{true, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("events opened = %v, want %v (open, open, the held one ends, the old one ends)", got, want)
+	}
+	if n := e.accepted.Load(); n != 1 {
+		t.Errorf("upstream accepted %d connections during the blackhole, want 1", n)
 	}
 }
 

@@ -56,11 +56,37 @@ type Proxy struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // accept loops, connection handlers and copiers
 
-	mu    sync.Mutex
-	mode  proxyMode
-	ln    net.Listener  // nil while refusing or closed
-	gate  chan struct{} // open while blackholed, closed otherwise
-	pipes map[*pipe]struct{}
+	mu     sync.Mutex
+	mode   proxyMode
+	ln     net.Listener  // nil while refusing or closed
+	gate   chan struct{} // open while blackholed, closed otherwise
+	pipes  map[*pipe]struct{}
+	events []ConnEvent
+}
+
+// ConnEvent is something a client did to its connections through the
+// proxy: opened one (the proxy accepted it) or ended one (the proxy read
+// its end, a close or a reset, from the client's side). During a
+// blackhole these are what the client does while its server hears
+// nothing: the connect attempts it starts and gives up, and the
+// connection its keepalive closes.
+type ConnEvent struct {
+	At     time.Time
+	Opened bool
+}
+
+// ConnEvents returns the proxy's connection events so far, in order.
+func (p *Proxy) ConnEvents() []ConnEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ConnEvent(nil), p.events...)
+}
+
+func (p *Proxy) record(opened bool) {
+	at := time.Now()
+	p.mu.Lock()
+	p.events = append(p.events, ConnEvent{At: at, Opened: opened})
+	p.mu.Unlock()
 }
 
 // pipe is one accepted connection and, once connected, its upstream.
@@ -282,9 +308,68 @@ func (p *Proxy) acceptLoop(ln net.Listener) {
 		}
 		pp := &pipe{client: c, done: make(chan struct{})}
 		p.pipes[pp] = struct{}{}
+		p.events = append(p.events, ConnEvent{At: time.Now(), Opened: true})
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go p.handle(pp)
+	}
+}
+
+// chunk is what one read from a client gave: bytes, then perhaps the end.
+type chunk struct {
+	data []byte
+	err  error
+}
+
+// readClient reads everything the client sends on pp, from the moment the
+// proxy accepted it, into chunks, and closes chunks after the client's
+// end. Reading at once, even while blackholed, is how the proxy sees the
+// client give a connection up (ConnEvents); the bytes still wait for the
+// gate in forwardClient.
+func (p *Proxy) readClient(pp *pipe, chunks chan<- chunk) {
+	defer p.wg.Done()
+	defer close(chunks)
+	for {
+		buf := make([]byte, 32*1024)
+		n, err := pp.client.Read(buf)
+		if err != nil && !p.torn(pp) {
+			p.record(false)
+		}
+		select {
+		case chunks <- chunk{buf[:n], err}:
+		case <-pp.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// forwardClient writes the client's chunks to up, each once not
+// blackholed: bytes in order, then the end (a half-close), or a reset of
+// the whole pipe on an error.
+func (p *Proxy) forwardClient(pp *pipe, up net.Conn, chunks <-chan chunk) {
+	for c := range chunks {
+		if !p.waitGate(pp) {
+			return
+		}
+		if len(c.data) > 0 {
+			if _, werr := up.Write(c.data); werr != nil {
+				p.teardown(pp, false)
+				return
+			}
+		}
+		if c.err == io.EOF {
+			if tc, ok := up.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+			return
+		}
+		if c.err != nil {
+			p.teardown(pp, true)
+			return
+		}
 	}
 }
 
@@ -292,6 +377,9 @@ func (p *Proxy) acceptLoop(ln net.Listener) {
 // both directions until either side ends.
 func (p *Proxy) handle(pp *pipe) {
 	defer p.wg.Done()
+	chunks := make(chan chunk, 64)
+	p.wg.Add(1)
+	go p.readClient(pp, chunks)
 	if !p.waitGate(pp) {
 		return
 	}
@@ -316,7 +404,7 @@ func (p *Proxy) handle(pp *pipe) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.copy(pp, up, pp.client)
+		p.forwardClient(pp, up, chunks)
 	}()
 	p.copy(pp, pp.client, up)
 	wg.Wait()
@@ -355,8 +443,8 @@ func (p *Proxy) waitGate(pp *pipe) bool {
 	}
 }
 
-// copy copies from src to dst, holding each chunk while the proxy is
-// blackholed. When src ends cleanly it half-closes dst; on any error it
+// copy copies from src (the upstream) to dst, holding each chunk while
+// the proxy is blackholed. When src ends cleanly it half-closes dst; on any error it
 // tears the whole pipe down, resetting both sides if src was reset.
 func (p *Proxy) copy(pp *pipe, dst, src net.Conn) {
 	buf := make([]byte, 32*1024)
@@ -384,6 +472,14 @@ func (p *Proxy) copy(pp *pipe, dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// torn reports whether the proxy has torn pp down (so that a read error
+// on it is the proxy's doing, not the client's).
+func (p *Proxy) torn(pp *pipe) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pp.dead
 }
 
 // teardown ends pp, resetting both sides if rst is set and closing them
