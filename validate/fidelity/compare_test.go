@@ -143,7 +143,8 @@ func TestCompareConnsAllowsForBackoffJitter(t *testing.T) {
 		{"the last open 1.2 s early", shift(5, -1.2), true},
 		{"the last open 1.6 s early", shift(5, -1.6), false},
 		{"one attempt fewer", sim[:5], false},
-		{"order differs", []Conn{sim[1], sim[0], sim[2], sim[3], sim[4], sim[5]}, false},
+		{"two clients' events a race apart", []Conn{sim[1], sim[0], sim[2], sim[3], sim[4], sim[5]}, true},
+		{"a give-up where an open was", []Conn{sim[0], {At: s(320)}, sim[2], sim[3], sim[4], sim[5]}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := compareConns("primary", tol, sim, tt.real)
