@@ -316,7 +316,7 @@ func (w *world) results() *Results {
 		Metrics:        metrics(&w.cfg, w),
 		TrackInterval:  w.trackInterval(),
 		Tracks:         w.tr.tracks,
-		Histograms:     w.hists[:],
+		Histograms:     slices.Clone(w.hists[:]),
 		Intervals:      append(w.intervals, w.windowIntervals()...),
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
