@@ -127,3 +127,27 @@ func (d Dist) String() string {
 	}
 	return fmt.Sprintf("Constant(%v)", d.a)
 }
+
+// Bound returns the largest duration d can yield, and false when d has no
+// bound (an exponential or log-normal with any spread).
+func (d Dist) Bound() (time.Duration, bool) {
+	switch d.kind {
+	case distUniform:
+		return d.b, true
+	case distExponential:
+		return 0, d.a == 0
+	case distLogNormal:
+		return d.a, d.a == d.b
+	}
+	return d.a, true
+}
+
+// Poisson draws a Poisson-distributed count with the given mean from r:
+// how many events of a Poisson process of that mean number fall in an
+// interval. A mean that is not positive yields 0.
+func (r *Rand) Poisson(mean float64) int {
+	if !(mean > 0) {
+		return 0
+	}
+	return int(distuv.Poisson{Lambda: mean, Src: r.Source()}.Rand())
+}

@@ -169,3 +169,65 @@ func TestSamplingAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per round of draws, want 0", allocs)
 	}
 }
+
+// TestBoundIsTheLargestDraw checks Bound for each distribution.
+func TestBoundIsTheLargestDraw(t *testing.T) {
+	for _, tt := range []struct {
+		d     Dist
+		want  time.Duration
+		bound bool
+	}{
+		{Constant(3 * time.Millisecond), 3 * time.Millisecond, true},
+		{UniformDist(time.Millisecond, 5*time.Millisecond), 5 * time.Millisecond, true},
+		{Exponential(0), 0, true},
+		{Exponential(time.Millisecond), 0, false},
+		{LogNormal(time.Millisecond, time.Millisecond), time.Millisecond, true},
+		{LogNormal(time.Millisecond, 10*time.Millisecond), 0, false},
+		{Dist{}, 0, true},
+	} {
+		got, ok := tt.d.Bound()
+		if ok != tt.bound || ok && got != tt.want {
+			t.Errorf("%v.Bound() = %v, %v; want %v, %v", tt.d, got, ok, tt.want, tt.bound)
+		}
+		if !ok {
+			continue
+		}
+		r := NewStream(1, "bound")
+		for range 1000 {
+			if x := tt.d.Sample(r); x > got {
+				t.Fatalf("%v drew %v above its bound %v", tt.d, x, got)
+			}
+		}
+	}
+}
+
+// TestPoissonHasItsMeanAndVariance checks the Poisson draws' moments, for
+// a small and a large mean, and that they come from the stream.
+func TestPoissonHasItsMeanAndVariance(t *testing.T) {
+	for _, mean := range []float64{0.3, 5, 400} {
+		r := NewStream(7, "poisson")
+		const n = 20000
+		var sum, sq float64
+		for range n {
+			k := float64(r.Poisson(mean))
+			sum += k
+			sq += k * k
+		}
+		m := sum / n
+		v := sq/n - m*m
+		// The sample mean's standard error is sqrt(mean/n).
+		if se := math.Sqrt(mean / n); math.Abs(m-mean) > 5*se {
+			t.Errorf("Poisson(%v): sample mean %v, more than 5 standard errors off", mean, m)
+		}
+		if math.Abs(v-mean)/mean > 0.1 {
+			t.Errorf("Poisson(%v): sample variance %v, want about the mean", mean, v)
+		}
+		a, b := NewStream(7, "poisson"), NewStream(7, "poisson")
+		if a.Poisson(mean) != b.Poisson(mean) {
+			t.Errorf("Poisson(%v) is not deterministic", mean)
+		}
+	}
+	if NewStream(1, "x").Poisson(0) != 0 || NewStream(1, "x").Poisson(-1) != 0 {
+		t.Error("a mean that is not positive yielded events")
+	}
+}

@@ -124,6 +124,7 @@ func (w *world) buildDataPlane() {
 
 // backendEvent applies the start (Arg 0) or end (Arg 1) of a backend event.
 func (w *world) backendEvent(ev sim.Event) {
+	w.leaveAllSteady() // the backends' ground truth changes under them
 	e := &w.cfg.BackendEvents[ev.Entity]
 	now := w.kernel.Now()
 	end := ev.Arg == 1
@@ -166,6 +167,7 @@ func (w *world) startRPCs(ii uint32) {
 	}
 	inst.rpcGen++
 	inst.ch.Reset()
+	inst.steady = false
 	if load.ThrottleMaxTokens > 0 {
 		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
 	}
@@ -175,7 +177,7 @@ func (w *world) startRPCs(ii uint32) {
 	if load.Constant {
 		first = time.Duration(rng.Uniform(0, float64(mean)))
 	}
-	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: uint64(inst.rpcGen)})
+	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }
 
 // interval is the mean time between two RPCs.
@@ -185,6 +187,9 @@ func (l *RPCLoad) interval() time.Duration { return time.Duration(float64(time.S
 // stop, RPCs in flight vanish uncounted, an open failure window closes.
 func (w *world) stopRPCs(ii uint32) {
 	inst := &w.insts[ii]
+	if inst.steady {
+		w.settleSteady(ii, w.kernel.Now())
+	}
 	inst.rpcGen++
 	inst.ch.Reset()
 	for _, s := range inst.waiting {
@@ -200,7 +205,7 @@ func (w *world) stopRPCs(ii uint32) {
 func (w *world) rpcArrival(ev sim.Event) {
 	ii := ev.Entity
 	inst := &w.insts[ii]
-	if uint32(ev.Arg) != inst.rpcGen || inst.xds == nil {
+	if ev.Arg != inst.arrivalArg() || inst.xds == nil {
 		return
 	}
 	c := &w.clients[inst.client]
@@ -210,7 +215,18 @@ func (w *world) rpcArrival(ev sim.Event) {
 		gap = c.rng.Exp(gap)
 	}
 	w.kernel.After(gap, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: ev.Arg})
+	w.arrive(ii)
+	if w.steadyEligible(ii) {
+		// The next RPCs are accounted in bulk; the arrival just
+		// scheduled is dropped (steady.go).
+		w.enterSteady(ii)
+	}
+}
 
+// arrive begins one RPC of instance ii now.
+func (w *world) arrive(ii uint32) {
+	inst := &w.insts[ii]
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	now := w.kernel.Now()
 	w.dp.rpcs++
 	w.group(ii).rpcs++

@@ -45,10 +45,15 @@ const (
 	// TraceKeepalive: keepalive (or TCP_USER_TIMEOUT) closed the
 	// instance's transport to Server.
 	TraceKeepalive
+	// TraceSteadyRPCs: Count RPCs that began in [Since, At) on a steady
+	// channel were accounted in bulk (steady.go): each went at once to a
+	// READY backend that answered OK. Options.ExactRPCs traces each one
+	// as a TraceRPC instead.
+	TraceSteadyRPCs
 )
 
 var traceKindNames = [...]string{"", "stream_open", "stream_close", "request", "response", "resource_timer", "fallback", "revert", "rpc",
-	"connect", "connect_timeout", "keepalive"}
+	"connect", "connect_timeout", "keepalive", "steady_rpcs"}
 
 // String names the kind as trace outputs spell it ("request").
 func (k TraceKind) String() string {
@@ -78,6 +83,10 @@ type TraceEvent struct {
 	Spurious bool
 	Code     codes.Code
 	Cause    dataplane.Cause
+	// Count and Since are a TraceSteadyRPCs' number of RPCs and the start
+	// of their interval.
+	Count int
+	Since time.Duration
 }
 
 // trace reports e, filled in with the time and the instance's client and

@@ -56,6 +56,10 @@ const (
 	// kindKeepalive closes a transport for keepalive (Entity: conn;
 	// Arg: epoch<<32 | the stream's generation).
 	kindKeepalive
+	// kindSteadyEnd ends an instance's bulk run of RPCs when its first
+	// session reaches its lifetime (Entity: instance; Arg: its arrivals
+	// chain).
+	kindSteadyEnd
 )
 
 // argEndsRestart marks the kindStart event that ends a restart.
@@ -114,6 +118,7 @@ type world struct {
 	hists     [numHists]Histogram
 	progress  func(now, end time.Duration)
 	tracer    func(*TraceEvent)
+	exactRPCs bool
 }
 
 // Options are what a caller may ask of a run beyond its Config.
@@ -123,8 +128,12 @@ type Options struct {
 	Progress func(now, end time.Duration)
 	// Trace, if set, is called with every event of every instance that
 	// TraceKind lists, in virtual-time order. The event is only valid
-	// during the call.
+	// during the call. A traced run takes every RPC one by one.
 	Trace func(*TraceEvent)
+	// ExactRPCs takes every RPC one by one, even those of a steady
+	// channel that would be accounted in bulk (steady.go): a run of the
+	// same distribution, several times slower.
+	ExactRPCs bool
 }
 
 // Run builds the world of cfg, runs it for cfg.Duration of virtual time,
@@ -136,6 +145,7 @@ func Run(cfg Config, opts Options) (*Results, error) {
 	}
 	w.progress = opts.Progress
 	w.tracer = opts.Trace
+	w.exactRPCs = opts.ExactRPCs
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
 	return w.results(), nil
 }
@@ -252,6 +262,8 @@ func (w *world) HandleEvent(k *sim.Kernel, ev sim.Event) {
 		w.backendEvent(ev)
 	case kindKeepalive:
 		w.keepaliveFired(ev)
+	case kindSteadyEnd:
+		w.steadyEnd(ev)
 	default:
 		panic(fmt.Sprintf("fleet: unknown event kind %d", ev.Kind))
 	}
@@ -295,6 +307,12 @@ func (w *world) stopClient(ev sim.Event) {
 }
 
 func (w *world) results() *Results {
+	end := sim.Time(0).Add(w.cfg.Duration)
+	for ii := range w.insts {
+		if w.insts[ii].steady {
+			w.settleSteady(uint32(ii), end)
+		}
+	}
 	w.closeWindows()
 	w.trackWindows()
 	w.spans = w.faultList()

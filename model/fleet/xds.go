@@ -40,6 +40,13 @@ type instance struct {
 	throttle dataplane.Throttle
 	win      dataplane.Tracker
 	waiting  []uint32 // RPCs waiting for a first config
+
+	// Steady RPCs (steady.go): arrivals numbers the chain of arrival
+	// events, which a bulk run ends; steady is set during a bulk run,
+	// which began at steadyFrom.
+	arrivals   uint32
+	steady     bool
+	steadyFrom sim.Time
 }
 
 // watch is one resource the instance watches and what it last got: the
@@ -345,6 +352,7 @@ func (w *world) rederive(ii uint32) {
 	inst.watched = kept
 	switch {
 	case complete:
+		w.leaveSteady(ii)
 		inst.ch.SetConfig(w.channelConfig(ii, lis, rc, cl0, eds0), w.kernel.Now())
 		w.configChanged(ii)
 	case w.watchesFailed(ii):
@@ -352,6 +360,7 @@ func (w *world) rederive(ii uint32) {
 		// ResourceChanged with an error): the resolver reports it and RPCs
 		// fail. A config that is only incomplete (a new name not fetched
 		// yet) keeps the last one, as gRPC's dependency manager does.
+		w.leaveSteady(ii)
 		inst.ch.SetConfig(nil, w.kernel.Now())
 		w.configChanged(ii)
 	}

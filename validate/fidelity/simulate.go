@@ -35,7 +35,8 @@ func Simulate(cfg fleet.Config) (*Observation, error) {
 			obs.conn(e.Server, Conn{At: e.At})
 		}
 	}
-	if _, err := fleet.Run(cfg, fleet.Options{Trace: trace}); err != nil {
+	// Every RPC one by one: the comparison reads each outcome.
+	if _, err := fleet.Run(cfg, fleet.Options{Trace: trace, ExactRPCs: true}); err != nil {
 		return nil, fmt.Errorf("fidelity: simulating %s: %w", cfg.Name, err)
 	}
 	obs.finish(cfg.DataPlane.WindowGap)

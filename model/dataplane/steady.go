@@ -1,0 +1,208 @@
+package dataplane
+
+import (
+	"slices"
+	"time"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"github.com/xdssim/xdssim/sim"
+)
+
+// A steady channel is one on which, while nothing else changes, every RPC
+// goes at once to a READY subchannel of a live backend that answers OK
+// before the RPC's deadline: what RPCs it carries then makes no difference
+// to any outcome, only to how many there were. A caller may then account
+// for a run of such RPCs in bulk (Steady, SkipPicks, SkipSessionRPCs)
+// rather than pick, answer and finish each.
+
+// Steady reports whether the channel is steady at env.Now for RPCs with
+// the given deadline (0: none): it has a config with at least one endpoint
+// its policy may use; every such endpoint is READY, on the incarnation its
+// backend runs, and its backend fails no RPC and answers within the
+// deadline whatever its service time draws; and, when sessions is set,
+// every session has its cookie's host READY where the override policy may
+// use it (gRFC A55), so that no session breaks.
+func (ch *Channel) Steady(env *Env, deadline time.Duration, sessions bool) bool {
+	if ch.cfg == nil {
+		return false
+	}
+	usable := false
+	for i, e := range ch.cfg.Endpoints {
+		if !childUsable(e.Health) {
+			continue
+		}
+		usable = true
+		if !ch.answersOK(i, env, deadline) {
+			return false
+		}
+	}
+	if !usable || !sessions {
+		return usable
+	}
+	allowed := ch.overrideAllowed(env)
+	for _, s := range ch.sessions {
+		if s.host == 0 || s.started < 0 {
+			return false // its next RPC starts it: let it pick exactly
+		}
+		ok := false
+		for i, e := range ch.cfg.Endpoints {
+			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.answersOK(i, env, deadline) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return len(ch.sessions) > 0
+}
+
+// answersOK reports whether endpoint i is READY now and its backend
+// answers every RPC OK within deadline (0: none).
+func (ch *Channel) answersOK(i int, env *Env, deadline time.Duration) bool {
+	if st, _ := ch.state(i, env); st != Ready {
+		return false
+	}
+	b := env.Backends.Get(ch.subs[i].backend)
+	if !b.Up || b.Gen != ch.subs[i].gen || b.ErrorRate > 0 {
+		return false
+	}
+	if deadline == 0 {
+		return true
+	}
+	bound, ok := b.ServiceTime.Bound()
+	return ok && bound <= deadline
+}
+
+// overrideAllowed is the set of health statuses the override policy may
+// send a session's RPC to (see overridePick).
+func (ch *Channel) overrideAllowed(env *Env) HealthSet {
+	allowed := ch.cfg.OverrideHostStatus
+	if !env.Profile.OverrideHost {
+		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
+	}
+	return allowed
+}
+
+// SkipPicks moves the policy's state on as k picks without sessions on a
+// steady channel would: round_robin's cursor passes k usable endpoints;
+// pick_first stays where it is; ring_hash and least_request keep no state
+// between picks (their random draws are not made).
+func (ch *Channel) SkipPicks(k int) {
+	if k <= 0 || ch.cfg == nil || ch.cfg.LB != RoundRobin {
+		return
+	}
+	var usable []int
+	for i, e := range ch.cfg.Endpoints {
+		if childUsable(e.Health) {
+			usable = append(usable, i)
+		}
+	}
+	if len(usable) == 0 {
+		return
+	}
+	// The next pick takes the first usable endpoint at or after the
+	// cursor; k picks end on the k-th from there.
+	j := 0
+	for j < len(usable) && usable[j] < ch.next {
+		j++
+	}
+	last := usable[(j+k-1)%len(usable)]
+	ch.next = (last + 1) % len(ch.cfg.Endpoints)
+}
+
+// SkipSessionRPCs takes k RPCs through the sessions of a steady channel as
+// k calls of Session (n sessions, a session ends after maxRPCs RPCs; 0: no
+// limit) and Pick would, each session in turn: a session that has reached
+// maxRPCs starts again on a fresh pick of the child policy, in the order
+// the RPCs come. It returns the number of sessions started. The sessions
+// must already exist (Steady says so) and none may reach its lifetime
+// within the k RPCs: the caller ends a bulk run of RPCs at the first
+// session's end of life.
+func (ch *Channel) SkipSessionRPCs(env *Env, k int, maxRPCs uint32) (started int) {
+	n := len(ch.sessions)
+	if k <= 0 || n == 0 {
+		return 0
+	}
+	// The i-th of the k RPCs (from 0) goes to session (nextSession+i)%n;
+	// session d positions on has its j-th RPC (from 0) at i = d + j·n.
+	type restart struct{ at, idx int }
+	var restarts []restart
+	for d := range n {
+		idx := (ch.nextSession + d) % n
+		m := k / n
+		if d < k%n {
+			m++
+		}
+		s := &ch.sessions[idx]
+		if maxRPCs == 0 || m == 0 {
+			s.rpcs += uint32(m)
+			continue
+		}
+		// Its j-th RPC restarts it when the count it finds is maxRPCs:
+		// the first at j = maxRPCs - rpcs, then every maxRPCs.
+		for j := int(maxRPCs) - int(s.rpcs); j < m; j += int(maxRPCs) {
+			if j >= 0 {
+				restarts = append(restarts, restart{at: d + j*n, idx: idx})
+			}
+		}
+		total := uint64(s.rpcs) + uint64(m) - 1
+		s.rpcs = uint32(total%uint64(maxRPCs)) + 1
+	}
+	slices.SortFunc(restarts, func(a, b restart) int { return a.at - b.at })
+	for _, r := range restarts {
+		s := &ch.sessions[r.idx]
+		if p := ch.childPick(env); p.Result != Failed {
+			s.host = p.Backend + 1
+		}
+		s.started = env.Now
+	}
+	ch.nextSession = (ch.nextSession + k) % n
+	return len(restarts)
+}
+
+// SessionsEnd returns when the first session reaches lifetime (0: no
+// limit), or sim.Time(-1) when none can.
+func (ch *Channel) SessionsEnd(lifetime time.Duration) sim.Time {
+	end := sim.Time(-1)
+	if lifetime <= 0 {
+		return end
+	}
+	for _, s := range ch.sessions {
+		if t := s.started.Add(lifetime); end < 0 || t < end {
+			end = t
+		}
+	}
+	return end
+}
+
+// MeanServiceTime is the mean time the backends of the endpoints the
+// policy may use take to answer an RPC; 0 without a config.
+func (ch *Channel) MeanServiceTime(b *Backends) time.Duration {
+	if ch.cfg == nil {
+		return 0
+	}
+	var sum time.Duration
+	n := 0
+	for _, e := range ch.cfg.Endpoints {
+		if childUsable(e.Health) {
+			sum += b.Get(e.Backend).ServiceTime.Mean()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
+// OnSuccesses is k calls of OnSuccess: the bucket gains k × tokenRatio,
+// up to maxTokens.
+func (t *Throttle) OnSuccesses(k int) {
+	if t.max == 0 || k <= 0 {
+		return
+	}
+	t.tokens = int32(min(int64(t.max), int64(t.tokens)+int64(k)*int64(t.ratio)))
+}

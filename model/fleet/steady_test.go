@@ -1,0 +1,123 @@
+package fleet
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/dataplane"
+	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/sim"
+)
+
+// TestSteadyRPCsAtAConstantRateCountExactly checks the bulk accounting
+// against the exact path where both are deterministic: RPCs at a constant
+// rate to healthy backends. Every count the outputs show is the same, the
+// RPCs per sample included; only the kernel events fall, from two per RPC
+// to a few per client. A backend crash in the middle ends the bulk runs:
+// the RPCs that fail then are taken one by one, and fail the same.
+func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
+	cfg := rpcConfig(20)
+	cfg.Groups[0].RPC.Constant = true
+	cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
+		Backends: echoBackends(0, 3), Label: "echo down"}}
+	exact, err := Run(cfg, Options{ExactRPCs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steady, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"rpc.total", "rpc.failed", "rpc.by_code.OK", "rpc.by_code.UNAVAILABLE", "retries.attempts"} {
+		if a, b := metric(t, exact, m), metric(t, steady, m); a != b {
+			t.Errorf("%s: exact %v, steady %v", m, a, b)
+		}
+	}
+	for _, s := range []string{"rpc.rate.OK", "rpc.rate.UNAVAILABLE", "rpc.success_ratio"} {
+		a, b := series(t, exact, s), series(t, steady, s)
+		for i := range a {
+			if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+				t.Errorf("%s at sample %d: exact %v, steady %v", s, i, a[i], b[i])
+				break
+			}
+		}
+	}
+	if exact.Events < 10*steady.Events {
+		t.Errorf("events: exact %d, steady %d; want a tenth or fewer", exact.Events, steady.Events)
+	}
+	// Reference: model/fleet/steady.go.
+}
+
+// TestSkipPicksMovesRoundRobinAsPicksWould checks SkipPicks and
+// SkipSessionRPCs against the picks and sessions they stand for.
+func TestSkipPicksMovesRoundRobinAsPicksWould(t *testing.T) {
+	var backends dataplane.Backends
+	backends.Defaults = dataplane.Backend{ServiceTime: sim.Constant(time.Millisecond)}
+	cfg := &dataplane.Config{LB: dataplane.RoundRobin, OverrideHostStatus: dataplane.DefaultOverrideHostStatus}
+	for i := range 5 {
+		cfg.Endpoints = append(cfg.Endpoints, dataplane.Endpoint{Backend: backends.ID(string(rune('a' + i)))})
+	}
+	cfg.Endpoints[2].Health = 3 // DRAINING: not for the child policy
+	link := network.LinkConfig{Latency: sim.Constant(time.Millisecond)}
+	backoff := network.DefaultBackoffConfig()
+	env := dataplane.Env{Now: sim.Time(time.Second), Backends: &backends, Link: &link, Rand: sim.NewStream(1, "c"), Backoff: &backoff}
+	for k := range 12 {
+		var stepped, skipped dataplane.Channel
+		stepped.SetConfig(cfg, 0)
+		skipped.SetConfig(cfg, 0)
+		stepped.Pick(&env, -1) // connect everything
+		skipped.Pick(&env, -1)
+		for range k {
+			stepped.Pick(&env, -1)
+		}
+		skipped.SkipPicks(k)
+		if a, b := stepped.Pick(&env, -1).Endpoint, skipped.Pick(&env, -1).Endpoint; a != b {
+			t.Errorf("after %d picks: the next pick is endpoint %d, after SkipPicks(%d) endpoint %d", k, a, k, b)
+		}
+	}
+}
+
+// TestSkipSessionRPCsTakesTheSessionsInTurn checks SkipSessionRPCs
+// against k calls of Session and Pick: the same sessions started, and each
+// session's cookie on the same host afterwards.
+func TestSkipSessionRPCsTakesTheSessionsInTurn(t *testing.T) {
+	var backends dataplane.Backends
+	backends.Defaults = dataplane.Backend{ServiceTime: sim.Constant(time.Millisecond)}
+	cfg := &dataplane.Config{LB: dataplane.RoundRobin, OverrideHostStatus: dataplane.DefaultOverrideHostStatus}
+	for i := range 4 {
+		cfg.Endpoints = append(cfg.Endpoints, dataplane.Endpoint{Backend: backends.ID(string(rune('a' + i)))})
+	}
+	link := network.LinkConfig{Latency: sim.Constant(time.Millisecond)}
+	backoff := network.DefaultBackoffConfig()
+	env := dataplane.Env{Now: sim.Time(time.Second), Backends: &backends, Link: &link, Rand: sim.NewStream(1, "c"), Backoff: &backoff}
+	const sessions, maxRPCs = 3, 5
+	for k := range 40 {
+		var stepped, skipped dataplane.Channel
+		for _, ch := range []*dataplane.Channel{&stepped, &skipped} {
+			ch.SetConfig(cfg, 0)
+			for range sessions { // every session started and picked once
+				idx, _ := ch.Session(env.Now, sessions, 0, maxRPCs)
+				ch.Pick(&env, idx)
+			}
+		}
+		startedStepped := 0
+		for range k {
+			idx, started := stepped.Session(env.Now, sessions, 0, maxRPCs)
+			if started {
+				startedStepped++
+			}
+			stepped.Pick(&env, idx)
+		}
+		if got := skipped.SkipSessionRPCs(&env, k, maxRPCs); got != startedStepped {
+			t.Errorf("k=%d: SkipSessionRPCs started %d sessions, the calls %d", k, got, startedStepped)
+		}
+		for range 2 * sessions {
+			a, _ := stepped.Session(env.Now, sessions, 0, maxRPCs)
+			b, _ := skipped.Session(env.Now, sessions, 0, maxRPCs)
+			if pa, pb := stepped.Pick(&env, a), skipped.Pick(&env, b); a != b || pa.Backend != pb.Backend {
+				t.Fatalf("k=%d: next RPC on session %d to backend %d, after the skip session %d to backend %d", k, a, pa.Backend, b, pb.Backend)
+			}
+		}
+	}
+}
