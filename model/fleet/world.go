@@ -10,6 +10,7 @@ import (
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
+	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
 )
 
@@ -90,6 +91,7 @@ type world struct {
 	timers  timerSlots
 	decoded decodeCache
 	xq      effectQueue
+	effects xdsclient.Effects // the XdsClients' shared effect buffer
 	fx      fleetCounters
 
 	backends  dataplane.Backends

@@ -102,6 +102,7 @@ func (w *world) startInstances(id uint32) {
 		ii := c.firstInst + uint32(ti)
 		x, err := xdsclient.New(xdsclient.Config{
 			Target: "xds:///" + target, Bootstrap: boot, Profile: g.Profile, Rand: c.rng, AutoDone: true,
+			Effects: &w.effects, // xdsInput copies every effect out at once
 		})
 		if err != nil {
 			panic(fmt.Sprintf("fleet: client %s: %v", w.clientName(id), err)) // the scenario was validated

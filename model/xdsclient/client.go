@@ -72,7 +72,18 @@ type Config struct {
 	// no-op Done handles and no response pauses reads, so the caller needs
 	// no WatcherDone inputs. See the package doc, "ADS flow control".
 	AutoDone bool
+	// Effects, if set, is scratch space the client shares with every
+	// other client given the same Effects, instead of keeping its own:
+	// the slice an input returns is then valid only until the next input
+	// to any of them. A caller that runs many clients one input at a
+	// time, and copies the effects out before the next, saves a buffer
+	// per client.
+	Effects *Effects
 }
+
+// Effects is scratch space for the effects of inputs, which Clients can
+// share (Config.Effects). The zero Effects is ready to use.
+type Effects struct{ buf []Effect }
 
 // Client is one XdsClient instance. It is not safe for concurrent use.
 type Client struct {
@@ -85,9 +96,10 @@ type Client struct {
 	channels []channel      // parallel to servers
 	auths    []authority    // auths[0] is the default (old-style names)
 
-	now time.Duration
-	gen uint64 // response generation, marks names present in a response
-	out []Effect
+	now    time.Duration
+	gen    uint64 // response generation, marks names present in a response
+	out    []Effect
+	shared *Effects // where out lives between inputs, if shared
 
 	autoDone bool
 	// done is the handle attached to notifications while a response is
@@ -110,7 +122,7 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
-	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone}
+	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
 		srv := a.Servers
@@ -151,7 +163,21 @@ func (c *Client) begin(now time.Duration) {
 		panic(fmt.Sprintf("xdsclient: input at %v is before the previous input at %v", now, c.now))
 	}
 	c.now = now
-	c.out = c.out[:0]
+	if c.shared != nil {
+		c.out = c.shared.buf[:0]
+	} else {
+		c.out = c.out[:0]
+	}
+}
+
+// end returns the input's effects, handing the buffer back to the shared
+// Effects, if any, with the capacity it grew to.
+func (c *Client) end() []Effect {
+	out := c.out
+	if c.shared != nil {
+		c.shared.buf, c.out = out[:0], nil
+	}
+	return out
 }
 
 func (c *Client) emit(e Effect) { c.out = append(c.out, e) }
@@ -166,10 +192,10 @@ func (c *Client) Watch(now time.Duration, typ ResourceType, name string, w Watch
 		// grpc-go clientimpl_watchers.go: a name whose authority is not in
 		// the bootstrap fails the watch at once.
 		c.notify(w, ResourceChanged, typ, name, nil, "", invalidAuthority(name), CauseNone)
-		return c.out
+		return c.end()
 	}
 	a.watch(typ, name, w)
-	return c.out
+	return c.end()
 }
 
 // Unwatch removes watcher w from (typ, name).
@@ -178,21 +204,21 @@ func (c *Client) Unwatch(now time.Duration, typ ResourceType, name string, w Wat
 	if a := c.authorityFor(name); a != nil {
 		a.unwatch(typ, name, w)
 	}
-	return c.out
+	return c.end()
 }
 
 // ConnectivityChanged reports the xDS channel to server's new state.
 func (c *Client) ConnectivityChanged(now time.Duration, server int, s ConnectivityState) []Effect {
 	c.begin(now)
 	c.channels[server].connectivityChanged(c, s)
-	return c.out
+	return c.end()
 }
 
 // StreamOpened reports that the ADS stream asked for by OpenStream started.
 func (c *Client) StreamOpened(now time.Duration, server int) []Effect {
 	c.begin(now)
 	c.channels[server].streamOpened(c)
-	return c.out
+	return c.end()
 }
 
 // StreamFailed reports that server's ADS stream (or its creation) ended with
@@ -200,7 +226,7 @@ func (c *Client) StreamOpened(now time.Duration, server int) []Effect {
 func (c *Client) StreamFailed(now time.Duration, server int, st Status) []Effect {
 	c.begin(now)
 	c.channels[server].streamFailed(c, st)
-	return c.out
+	return c.end()
 }
 
 // SendDone reports that the oldest unfinished Send on server's current
@@ -209,7 +235,7 @@ func (c *Client) StreamFailed(now time.Duration, server int, st Status) []Effect
 func (c *Client) SendDone(now time.Duration, server int) []Effect {
 	c.begin(now)
 	c.channels[server].sendDone(c)
-	return c.out
+	return c.end()
 }
 
 // ResponseReceived delivers a raw DiscoveryResponse from server. It decodes
@@ -223,7 +249,7 @@ func (c *Client) ResponseReceived(now time.Duration, server int, resp *discovery
 func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *DecodedResponse) []Effect {
 	c.begin(now)
 	c.channels[server].handleResponse(c, resp)
-	return c.out
+	return c.end()
 }
 
 // WatcherDone reports that a watcher finished processing the notification
@@ -236,7 +262,7 @@ func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 	if h.Waits() && h.Server >= 0 && h.Server < len(c.channels) {
 		c.channels[h.Server].watcherDone(c, h.Update)
 	}
-	return c.out
+	return c.end()
 }
 
 // ReadPaused reports whether server's ADS stream is waiting for watchers
@@ -272,7 +298,7 @@ func (c *Client) TimerFired(now time.Duration, id TimerID) []Effect {
 	case ResourceTimer:
 		ch.resourceTimerFired(c, id.Type, id.Name)
 	}
-	return c.out
+	return c.end()
 }
 
 // authorityFor parses the authority of an xdstp:// name (gRFC A47).

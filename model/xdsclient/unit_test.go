@@ -1,6 +1,9 @@
 package xdsclient
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,4 +356,40 @@ func TestServerFeatureNamesRoundTrip(t *testing.T) {
 	if got := (ServerFeatures{IgnoreResourceDeletion: true, ResourceTimerIsTransientError: true}).Names(); len(got) != 2 {
 		t.Errorf("Names() = %v, want two features", got)
 	}
+}
+
+// TestSharedEffectsAreTheClientsOwn checks Config.Effects: clients that
+// share one buffer return the same effects as clients with their own, and
+// none keeps a buffer between inputs.
+func TestSharedEffectsAreTheClientsOwn(t *testing.T) {
+	boot := Bootstrap{Servers: []ServerConfig{{URI: "a"}, {URI: "b"}}}
+	var shared Effects
+	own := []*Client{}
+	share := []*Client{}
+	for i := range 2 {
+		a, err := New(Config{Target: fmt.Sprint(i), Bootstrap: boot, Profile: GRPCGo(), AutoDone: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := New(Config{Target: fmt.Sprint(i), Bootstrap: boot, Profile: GRPCGo(), AutoDone: true, Effects: &shared})
+		own, share = append(own, a), append(share, b)
+	}
+	steps := []func(c *Client) []Effect{
+		func(c *Client) []Effect { return c.Watch(0, LDS, "L1", 1) },
+		func(c *Client) []Effect { return c.StreamFailed(time.Second, 0, Status{Code: 14, Message: "down"}) },
+		func(c *Client) []Effect { return c.Watch(2*time.Second, RDS, "R1", 1) },
+	}
+	for si, step := range steps {
+		for ci := range own {
+			want := slices.Clone(step(own[ci]))
+			got := step(share[ci])
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("step %d, client %d: shared effects %v, own %v", si, ci, got, want)
+			}
+			if share[ci].out != nil {
+				t.Errorf("step %d, client %d keeps a buffer between inputs", si, ci)
+			}
+		}
+	}
+	// Reference: issue 18 ("one shared effect buffer").
 }
