@@ -393,3 +393,16 @@ func TestSharedEffectsAreTheClientsOwn(t *testing.T) {
 	}
 	// Reference: issue 18 ("one shared effect buffer").
 }
+
+// TestValidateChecksEveryEnumField keeps Validate's list of enum fields,
+// read directly rather than by reflection, in step with enumValues.
+func TestValidateChecksEveryEnumField(t *testing.T) {
+	for name := range enumValues {
+		p := GRPCGo()
+		f, _ := p.field(name)
+		f.SetString("bogus")
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Validate with %s = bogus: %v", name, err)
+		}
+	}
+}
