@@ -2,6 +2,7 @@ package xdsclient
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -14,7 +15,7 @@ import (
 // (grpc-go sendNew: "If there's no stream yet, skip the request").
 func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
 	ts := &ch.types[t]
-	if ts.watch[name] != nil {
+	if ts.find(name) != nil {
 		return
 	}
 	ch.subscribeLater(c, t, name)
@@ -30,29 +31,27 @@ func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
 // channel only).
 func (ch *channel) subscribeLater(c *Client, t ResourceType, name string) {
 	ts := &ch.types[t]
-	if ts.watch == nil {
-		ts.watch = map[string]*watchState{}
-	}
-	if ts.watch[name] != nil {
+	i, ok := slices.BinarySearch(ts.names, name)
+	if ok {
 		return
 	}
-	ts.watch[name] = &watchState{}
 	ts.names = insertSorted(ts.names, name)
+	ts.watch = slices.Insert(ts.watch, i, watchState{})
 }
 
 // unsubscribe removes name, stops its timer and sends the smaller list;
 // removing the last name sends an empty list (grpc-go Unsubscribe).
 func (ch *channel) unsubscribe(c *Client, t ResourceType, name string) {
 	ts := &ch.types[t]
-	ws := ts.watch[name]
-	if ws == nil {
+	i, ok := slices.BinarySearch(ts.names, name)
+	if !ok {
 		return
 	}
-	if ws.phase == watchRequested {
+	if ts.watch[i].phase == watchRequested {
 		c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 	}
-	delete(ts.watch, name)
 	ts.names = removeSorted(ts.names, name)
+	ts.watch = slices.Delete(ts.watch, i, i+1)
 	if ch.phase == streamOpen {
 		ch.send(c, t, ts.version, nil)
 	}
@@ -78,8 +77,8 @@ func (ch *channel) send(c *Client, t ResourceType, version string, nack *Status)
 	if c.prof.PreA57Timer {
 		// Before A57 the timer started on send, READY or not (grpc/grpc
 		// #31446 moved C-core off this).
-		for _, name := range ts.names {
-			if ws := ts.watch[name]; ws.phase == watchStarted {
+		for i, name := range ts.names {
+			if ws := &ts.watch[i]; ws.phase == watchStarted {
 				ch.startTimer(c, t, name, ws)
 			}
 		}
@@ -101,7 +100,7 @@ func (ch *channel) sendDone(c *Client) {
 	}
 	ts := &ch.types[f.typ]
 	for _, name := range f.names {
-		ws := ts.watch[name]
+		ws := ts.find(name) // f.names may be an older list than ts.names
 		if ws == nil || ws.phase != watchStarted {
 			continue
 		}
@@ -133,7 +132,7 @@ func (ch *channel) startTimer(c *Client, t ResourceType, name string, ws *watchS
 // resourceTimerFired moves the name to Timeout and tells every authority
 // holding the channel (grpc-go onWatchExpiry → handleADSResourceDoesNotExist).
 func (ch *channel) resourceTimerFired(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].watch[name]
+	ws := ch.types[t].find(name)
 	if ws == nil || ws.phase != watchRequested {
 		return // cancelled or superseded: a stale kernel timer
 	}
@@ -264,7 +263,7 @@ func (ch *channel) watcherDone(c *Client, update uint64) {
 // received marks a name named by a response: its timer stops (grpc-go
 // onRecv: Started/Requested → Received).
 func (ch *channel) received(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].watch[name]
+	ws := ch.types[t].find(name)
 	if ws == nil {
 		return
 	}

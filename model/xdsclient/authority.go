@@ -2,6 +2,7 @@ package xdsclient
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
@@ -23,8 +24,20 @@ type authority struct {
 	// activeXDSChannel).
 	active int
 
-	res    [numTypes]map[string]*resourceState
-	sorted [numTypes][]string // names of res[t], sorted: deterministic iteration
+	// sorted[t] are the names of the cache entries of type t, sorted, and
+	// res[t] their states, in the same order. Slices rather than maps: an
+	// XdsClient holds a few entries per type, and a fleet holds a million
+	// XdsClients.
+	res    [numTypes][]*resourceState
+	sorted [numTypes][]string
+}
+
+// state returns the cache entry of (typ, name), or nil.
+func (a *authority) state(typ ResourceType, name string) *resourceState {
+	if i, ok := slices.BinarySearch(a.sorted[typ], name); ok {
+		return a.res[typ][i]
+	}
+	return nil
 }
 
 // resourceState is one cache entry (grpc-go authority.go resourceState).
@@ -87,16 +100,14 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 		a.acquire(0)
 		a.active = 0
 	}
-	if a.res[typ] == nil {
-		a.res[typ] = map[string]*resourceState{}
-	}
-	st := a.res[typ][name]
+	st := a.state(typ, name)
 	created := st == nil
 	if created {
 		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED}
 		c.statuses[st.status]++
-		a.res[typ][name] = st
-		a.sorted[typ] = insertSorted(a.sorted[typ], name)
+		i, _ := slices.BinarySearch(a.sorted[typ], name)
+		a.res[typ] = slices.Insert(a.res[typ], i, st)
+		a.sorted[typ] = slices.Insert(a.sorted[typ], i, name)
 	}
 	for _, x := range st.watchers {
 		if x == w {
@@ -202,7 +213,7 @@ func (a *authority) notifyAllErr(typ ResourceType, name string, st *resourceStat
 // channel, and the last name of the authority releases its channels
 // (grpc-go unwatchResource, removeUnsubscribedCacheEntries, closeXDSChannels).
 func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
-	st := a.res[typ][name]
+	st := a.state(typ, name)
 	if st == nil {
 		return
 	}
@@ -221,8 +232,9 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 		}
 	}
 	a.c.statuses[st.status]--
-	delete(a.res[typ], name)
-	a.sorted[typ] = removeSorted(a.sorted[typ], name)
+	i, _ := slices.BinarySearch(a.sorted[typ], name)
+	a.res[typ] = slices.Delete(a.res[typ], i, i+1)
+	a.sorted[typ] = slices.Delete(a.sorted[typ], i, i+1)
 	if a.empty() {
 		for pos := range a.servers {
 			if a.held&(1<<pos) != 0 {
@@ -273,9 +285,8 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 	// rows 1-4). Not de-duplicated (notes §1).
 	s := connectivityStatus(st)
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, name := range a.sorted[t] {
-			rs := a.res[t][name]
-			a.notifyAllErr(t, name, rs, s, CauseConnectivity)
+		for i, name := range a.sorted[t] {
+			a.notifyAllErr(t, name, a.res[t][i], s, CauseConnectivity)
 		}
 	}
 }
@@ -304,8 +315,8 @@ func (a *authority) fallbackTo(pos int) bool {
 	a.acquire(pos)
 	a.active = pos
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, name := range a.sorted[t] {
-			st := a.res[t][name]
+		for i, name := range a.sorted[t] {
+			st := a.res[t][i]
 			if len(st.watchers) > 0 && st.subs&(1<<pos) == 0 {
 				a.subscribe(st, pos, t, name)
 			}
@@ -333,8 +344,8 @@ func (a *authority) revertOnUpdate(pos int) bool {
 		}
 		ch := &a.c.channels[a.servers[i]]
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, name := range a.sorted[t] {
-				st := a.res[t][name]
+			for j, name := range a.sorted[t] {
+				st := a.res[t][j]
 				if st.subs&(1<<i) != 0 {
 					st.subs &^= 1 << i
 					ch.unsubscribe(a.c, t, name)
@@ -357,12 +368,11 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	feat := c.servers[a.servers[pos]].Features
 	m := &c.channels[a.servers[pos]].metrics
 	a88 := c.prof.A88DataErrors
-	states := a.res[typ]
 	for _, d := range resp.Resources {
 		if d.Name == "" {
 			continue // a top-level error: only the NACK carries it
 		}
-		st := states[d.Name]
+		st := a.state(typ, d.Name)
 		if st == nil {
 			continue
 		}
@@ -401,7 +411,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	}
 	if a88 {
 		for _, re := range resp.ResourceErrors {
-			if st := states[re.Name]; st != nil {
+			if st := a.state(typ, re.Name); st != nil {
 				st.seen = c.gen
 				// C-core HandleServerReportedResourceError counts a TP3
 				// error as an invalid resource.
@@ -415,8 +425,8 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	}
 	// SotW deletion of LDS/CDS: a cached name missing from the response
 	// (grpc-go handleADSResourceUpdate, second loop).
-	for _, name := range a.sorted[typ] {
-		st := states[name]
+	for i, name := range a.sorted[typ] {
+		st := a.res[typ][i]
 		if st.cache == nil || st.seen == c.gen || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST {
 			// Uncached: the timer decides (grpc-go PR #5912). Already
 			// deleted: no repeated notification.
@@ -497,7 +507,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 // the cache; gRFC A88 "Changes to Resource Timer Behavior").
 func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFeatures) {
 	c := a.c
-	st := a.res[typ][name]
+	st := a.state(typ, name)
 	if st == nil {
 		return
 	}
@@ -517,7 +527,7 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 }
 
 func (a *authority) cached(typ ResourceType, name string) bool {
-	st := a.res[typ][name]
+	st := a.state(typ, name)
 	return st != nil && st.cache != nil
 }
 

@@ -1,6 +1,7 @@
 package xdsclient
 
 import (
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -37,10 +38,19 @@ type watchState struct {
 // typeState is one resource type's subscription on a channel (grpc-go
 // ads_stream.go resourceTypeState).
 type typeState struct {
-	names   []string // sorted snapshot of subscribed names; never mutated
-	watch   map[string]*watchState
-	version string // last ACKed version: kept across streams (xDS protocol)
-	nonce   string // last nonce seen on the current stream
+	names   []string     // sorted snapshot of subscribed names; never mutated
+	watch   []watchState // each name's timer state, in the order of names
+	version string       // last ACKed version: kept across streams (xDS protocol)
+	nonce   string       // last nonce seen on the current stream
+}
+
+// find returns the timer state of name, or nil if it is not subscribed.
+// It is valid until the subscription changes.
+func (ts *typeState) find(name string) *watchState {
+	if i, ok := slices.BinarySearch(ts.names, name); ok {
+		return &ts.watch[i]
+	}
+	return nil
 }
 
 type inflight struct {
@@ -168,8 +178,8 @@ func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
 	case s == Ready && prev != Ready:
 		for t := ResourceType(0); t < numTypes; t++ {
 			ts := &ch.types[t]
-			for _, name := range ts.names {
-				if ws := ts.watch[name]; ws.awaitingReady && ws.phase == watchStarted {
+			for i, name := range ts.names {
+				if ws := &ts.watch[i]; ws.awaitingReady && ws.phase == watchStarted {
 					ch.startTimer(c, t, name, ws)
 				}
 			}
@@ -248,8 +258,8 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 	// is timed afresh on the next call (notes §3).
 	for t := ResourceType(0); t < numTypes; t++ {
 		ts := &ch.types[t]
-		for _, name := range ts.names {
-			ws := ts.watch[name]
+		for i, name := range ts.names {
+			ws := &ts.watch[i]
 			ws.awaitingReady = false
 			if ws.phase == watchRequested {
 				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
@@ -317,8 +327,8 @@ func (ch *channel) cachedAnywhere(c *Client, t ResourceType, name string) bool {
 func (ch *channel) cancelResourceTimers(c *Client) {
 	for t := ResourceType(0); t < numTypes; t++ {
 		ts := &ch.types[t]
-		for _, name := range ts.names {
-			if ts.watch[name].phase == watchRequested {
+		for i, name := range ts.names {
+			if ts.watch[i].phase == watchRequested {
 				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 			}
 		}

@@ -36,8 +36,8 @@ func (c *Client) Resources() []ResourceStatus {
 	for i := range c.auths {
 		a := &c.auths[i]
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, name := range a.sorted[t] {
-				st := a.res[t][name]
+			for i, name := range a.sorted[t] {
+				st := a.res[t][i]
 				rs := ResourceStatus{
 					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
 					Resource: st.cache, LastUpdated: st.updated, Watchers: len(st.watchers),
