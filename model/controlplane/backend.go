@@ -18,21 +18,28 @@ type CacheKind uint8
 // Cache kinds.
 const (
 	// LinearCaches is one cache.LinearCache per resource type behind a
-	// cache.MuxCache that routes on the type URL: a change notifies only
-	// the watches of the changed names, and an RDS/EDS response carries
-	// only the changed resources. The default; see the package doc for the
-	// measurements behind the choice.
+	// cache.MuxCache that routes on the type URL: a version per resource.
+	// A change notifies only the watches of the changed names, and an
+	// RDS/EDS response carries only the changed resources. The default;
+	// see the package doc for the measurements behind the choice.
 	LinearCaches CacheKind = iota
 	// SnapshotCache is one cache.SnapshotCache (ads=false) holding a single
-	// snapshot for the whole fleet (every node hashes to one group), with a
-	// version per type: a change re-sends every subscribed resource of the
-	// changed type to every watch of that type.
+	// snapshot for the whole fleet (every node hashes to one group), made
+	// with cache.NewSnapshot: one version for the whole snapshot. Every
+	// change makes a new snapshot whose every type has the new version, so
+	// every open watch of every type is answered with all the resources it
+	// subscribes to, and the clients ACK the unchanged types too.
 	SnapshotCache
+	// SnapshotPerType is a SnapshotCache whose snapshot carries a version
+	// per type, bumped only for the types a change touches: a change
+	// re-sends every subscribed resource of the changed types to every
+	// watch of those types, and nothing of the others.
+	SnapshotPerType
 )
 
-var cacheNames = [...]string{"linear", "snapshot"}
+var cacheNames = [...]string{"linear", "snapshot", "snapshot-per-type"}
 
-// String returns "linear" or "snapshot".
+// String returns "linear", "snapshot" or "snapshot-per-type".
 func (k CacheKind) String() string {
 	if int(k) < len(cacheNames) {
 		return cacheNames[k]
@@ -40,15 +47,18 @@ func (k CacheKind) String() string {
 	return fmt.Sprintf("CacheKind(%d)", k)
 }
 
-// ParseCacheKind parses "linear" or "snapshot".
+// ParseCacheKind parses "linear", "snapshot" or "snapshot-per-type".
 func ParseCacheKind(s string) (CacheKind, error) {
 	for i, n := range cacheNames {
 		if n == s {
 			return CacheKind(i), nil
 		}
 	}
-	return 0, fmt.Errorf("controlplane: unknown cache %q (want linear or snapshot)", s)
+	return 0, fmt.Errorf("controlplane: unknown cache %q (want linear, snapshot or snapshot-per-type)", s)
 }
+
+// Snapshot reports whether k is one of the SnapshotCache kinds.
+func (k CacheKind) Snapshot() bool { return k == SnapshotCache || k == SnapshotPerType }
 
 // typeChange is what one commit changes in one resource type's cache.
 type typeChange struct {
@@ -70,9 +80,9 @@ type backend interface {
 	version(t ResourceType) string
 }
 
-func newBackend(k CacheKind, prefix string) backend {
-	if k == SnapshotCache {
-		return newSnapshotBackend(prefix)
+func newBackend(k CacheKind, prefix string, unanswered bool) backend {
+	if k.Snapshot() {
+		return newSnapshotBackend(prefix, k == SnapshotPerType, unanswered)
 	}
 	return newLinearBackend(prefix)
 }
@@ -134,21 +144,27 @@ func (fleetHash) ID(*corepb.Node) string { return fleetNode }
 // next snapshot, re-indexing only the types that changed.
 type snapshotBackend struct {
 	cachev3.SnapshotCache
-	snap     cachev3.Snapshot
+	snap cachev3.Snapshot
+	// versions counts the snapshots per type (perType) or in all
+	// (versions[0]).
 	versions [NumTypes]uint64
-	prefix   string
+	perType  bool
+	// unanswered leaves a type without resources out of the snapshot, as
+	// cache.NewSnapshot does for a type missing from its map: its version
+	// is "" and go-control-plane answers no request of it.
+	unanswered bool
+	prefix     string
 }
 
-func newSnapshotBackend(prefix string) *snapshotBackend {
-	b := &snapshotBackend{prefix: prefix, SnapshotCache: cachev3.NewSnapshotCache(false, fleetHash{}, nil)}
+func newSnapshotBackend(prefix string, perType, unanswered bool) *snapshotBackend {
+	b := &snapshotBackend{prefix: prefix, perType: perType, unanswered: unanswered,
+		SnapshotCache: cachev3.NewSnapshotCache(false, fleetHash{}, nil)}
 	for t := LDS; t < NumTypes; t++ {
-		b.snap.Resources[cachev3.GetResponseType(t.TypeURL())] = cachev3.Resources{
-			Version: b.version(t),
-			Items:   map[string]types.ResourceWithTTL{},
-		}
+		b.snap.Resources[cachev3.GetResponseType(t.TypeURL())] = b.resources(t, map[string]types.ResourceWithTTL{})
 	}
-	// An empty first snapshot, so that a request before any change is
-	// answered (with nothing) as a LinearCache answers it.
+	// A first snapshot, so that a request before any change is answered
+	// (with nothing) as a LinearCache answers it, unless empty types are
+	// left out.
 	snap := b.snap
 	if err := b.SetSnapshot(context.Background(), fleetNode, &snap); err != nil {
 		panic(fmt.Sprintf("controlplane: SetSnapshot: %v", err))
@@ -156,29 +172,52 @@ func newSnapshotBackend(prefix string) *snapshotBackend {
 	return b
 }
 
+// resources is the snapshot entry of type t holding items.
+func (b *snapshotBackend) resources(t ResourceType, items map[string]types.ResourceWithTTL) cachev3.Resources {
+	if b.unanswered && len(items) == 0 {
+		return cachev3.Resources{}
+	}
+	return cachev3.Resources{Version: b.counter(t), Items: items}
+}
+
 func (b *snapshotBackend) apply(batch *[NumTypes]typeChange) {
 	next := cachev3.Snapshot{Resources: b.snap.Resources}
 	changed := false
 	for t := LDS; t < NumTypes; t++ {
+		changed = changed || !batch[t].empty()
+	}
+	if !changed {
+		return
+	}
+	if !b.perType {
+		b.versions[0]++
+	}
+	for t := LDS; t < NumTypes; t++ {
 		c := &batch[t]
+		i := cachev3.GetResponseType(t.TypeURL())
 		if c.empty() {
+			if !b.perType {
+				// One version for the snapshot: the type is re-versioned
+				// with its unchanged items (cache.NewSnapshot).
+				next.Resources[i] = b.resources(t, b.snap.Resources[i].Items)
+			}
 			continue
 		}
-		changed = true
-		b.versions[t]++
-		i := cachev3.GetResponseType(t.TypeURL())
+		if b.perType {
+			b.versions[t]++
+		}
 		// A snapshot is immutable once set: copy the type's items.
 		items := maps.Clone(b.snap.Resources[i].Items)
+		if items == nil {
+			items = map[string]types.ResourceWithTTL{}
+		}
 		for name, r := range c.update {
 			items[name] = types.ResourceWithTTL{Resource: r}
 		}
 		for _, name := range c.remove {
 			delete(items, name)
 		}
-		next.Resources[i] = cachev3.Resources{Version: b.version(t), Items: items}
-	}
-	if !changed {
-		return
+		next.Resources[i] = b.resources(t, items)
 	}
 	b.snap = next
 	snap := next // SetSnapshot keeps the pointer
@@ -187,8 +226,19 @@ func (b *snapshotBackend) apply(batch *[NumTypes]typeChange) {
 	}
 }
 
+// counter returns the version of type t in the snapshot being built.
+func (b *snapshotBackend) counter(t ResourceType) string {
+	n := b.versions[0]
+	if b.perType {
+		n = b.versions[t]
+	}
+	return b.prefix + strconv.FormatUint(n, 10)
+}
+
+// version returns the version the cache serves for t: "" when t is left
+// out of the snapshot.
 func (b *snapshotBackend) version(t ResourceType) string {
-	return b.prefix + strconv.FormatUint(b.versions[t], 10)
+	return b.snap.Resources[cachev3.GetResponseType(t.TypeURL())].Version
 }
 
 // responseQueue is the set of buffered channels the cache answers watches

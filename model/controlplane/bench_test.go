@@ -60,7 +60,7 @@ func BenchmarkEDSUpdateFanout(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rs, err := s.SetEndpointHealth(0, "a", 0, 1, health[i%2])
+				rs, err := s.SetEndpointHealth(0, "a", "", 0, 1, health[i%2])
 				if err != nil || len(rs) != benchStreams {
 					b.Fatalf("%d responses, %v", len(rs), err)
 				}
@@ -85,7 +85,7 @@ func BenchmarkEDSAckRewatch(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				rs, _ := s.SetEndpointHealth(0, "a", 0, 1, health[i%2])
+				rs, _ := s.SetEndpointHealth(0, "a", "", 0, 1, health[i%2])
 				b.StartTimer()
 				ack(b, s, rs, []string{"a-cluster"})
 			}
@@ -127,7 +127,7 @@ func BenchmarkEDSUpdatePartialFanout(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rs, err := s.SetEndpointHealth(0, "s0", 0, 1, health[i%2])
+				rs, err := s.SetEndpointHealth(0, "s0", "", 0, 1, health[i%2])
 				if err != nil {
 					b.Fatal(err)
 				}

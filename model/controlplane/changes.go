@@ -36,33 +36,34 @@ func (s *Server) SetService(now sim.Time, svc Service) ([]Response, error) {
 	return s.commit(), nil
 }
 
-// stageService stages svc's resources.
+// stageService stages svc's resources: its published ones are put, its
+// withheld ones and those the old version had and it has not are removed.
 func (s *Server) stageService(svc Service) error {
 	if err := svc.validate(); err != nil {
 		return err
 	}
 	svc = svc.clone()
-	names := svc.ResourceNames()
-	for t, name := range names {
-		if o, ok := s.owner[t][name]; ok && name != "" && o != svc.Name {
+	res := ExpandAll(&svc)
+	for _, r := range res {
+		if o, ok := s.owner[r.Type][r.Name]; ok && o != svc.Name {
 			return fmt.Errorf("controlplane: server %q: service %q: %v resource %q belongs to service %q",
-				s.name, svc.Name, ResourceType(t), name, o)
+				s.name, svc.Name, r.Type, r.Name, o)
 		}
 	}
-	msgs := Expand(&svc)
 	if old := s.services[svc.Name]; old != nil {
-		oldNames := old.ResourceNames()
-		for t, name := range oldNames {
-			if name != "" && name != names[t] {
-				s.remove(ResourceType(t), name)
-				delete(s.owner[t], name)
+		for _, k := range old.Resources() {
+			if !slices.ContainsFunc(res, func(r Resource) bool { return r.ResourceKey == k }) {
+				s.remove(k.Type, k.Name)
+				delete(s.owner[k.Type], k.Name)
 			}
 		}
 	}
-	for t, name := range names {
-		if name != "" {
-			s.put(ResourceType(t), name, msgs[t])
-			s.owner[t][name] = svc.Name
+	for _, r := range res {
+		s.owner[r.Type][r.Name] = svc.Name
+		if svc.withheld(r.Type, r.Name) {
+			s.remove(r.Type, r.Name)
+		} else {
+			s.put(r.Type, r.Name, r.Message)
 		}
 	}
 	s.services[svc.Name] = &svc
@@ -76,11 +77,9 @@ func (s *Server) DeleteService(now sim.Time, name string) ([]Response, error) {
 	if svc == nil {
 		return nil, s.noService(name)
 	}
-	for t, n := range svc.ResourceNames() {
-		if n != "" {
-			s.remove(ResourceType(t), n)
-			delete(s.owner[t], n)
-		}
+	for _, k := range svc.Resources() {
+		s.remove(k.Type, k.Name)
+		delete(s.owner[k.Type], k.Name)
 	}
 	delete(s.services, name)
 	return s.commit(), nil
@@ -129,23 +128,29 @@ func (s *Server) changeService(now sim.Time, name string, f func(*Service) error
 }
 
 // PublishInvalid republishes the service named name with defect d: a
-// resource every gRPC client NACKs. NoDefect restores valid resources.
-func (s *Server) PublishInvalid(now sim.Time, name string, d Defect) ([]Response, error) {
+// resource every gRPC client NACKs; a Cluster or ClusterLoadAssignment
+// defect breaks the cluster named cluster ("" the first). NoDefect
+// restores valid resources.
+func (s *Server) PublishInvalid(now sim.Time, name, cluster string, d Defect) ([]Response, error) {
 	return s.changeService(now, name, func(svc *Service) error {
-		svc.Defect = d
+		if _, err := svc.endpointSet(cluster); err != nil {
+			return err
+		}
+		svc.Defect, svc.DefectCluster = d, cluster
 		return nil
 	})
 }
 
-// ScaleEndpoints sets the number of endpoints of the service named name to
-// n: it keeps the first n, or adds HEALTHY generated endpoints (at the
-// first unused [GeneratedAddress]es) up to n.
-func (s *Server) ScaleEndpoints(now sim.Time, name string, n int) ([]Response, error) {
+// ScaleEndpoints sets the number of endpoints of the cluster named cluster
+// ("" the first) of the service named name to n: it keeps the first n, or
+// adds HEALTHY generated endpoints (at the first unused
+// [GeneratedAddress]es) up to n.
+func (s *Server) ScaleEndpoints(now sim.Time, name, cluster string, n int) ([]Response, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("controlplane: server %q: service %q: endpoint count must be >= 0, got %d", s.name, name, n)
 	}
-	return s.changeService(now, name, func(svc *Service) error {
-		eps := slices.Clone(svc.endpoints())
+	return s.changeEndpoints(now, name, cluster, func(set endpointSet) error {
+		eps := slices.Clone(set.list())
 		if n <= len(eps) {
 			eps = eps[:n]
 		} else {
@@ -153,29 +158,48 @@ func (s *Server) ScaleEndpoints(now sim.Time, name string, n int) ([]Response, e
 			for _, e := range eps {
 				used[e.Address] = true
 			}
+			// New endpoints join the last one's locality.
+			var loc Endpoint
+			if len(eps) > 0 {
+				loc = eps[len(eps)-1]
+			}
 			for i := 0; len(eps) < n; i++ {
 				if a := GeneratedAddress(i); !used[a] {
-					eps = append(eps, Endpoint{Address: a, Health: corepb.HealthStatus_HEALTHY})
+					eps = append(eps, Endpoint{Address: a, Health: corepb.HealthStatus_HEALTHY, Zone: loc.Zone, Priority: loc.Priority})
 				}
 			}
 		}
-		svc.Endpoints, svc.EndpointCount = eps, n
+		*set.endpoints, *set.count = eps, n
 		return nil
 	})
 }
 
-// ReplaceEndpoints gives count endpoints of the service named name, from
-// index first, new addresses (the lowest generated addresses the service
-// has never used), as a rolling deploy replaces pods and their IPs. The
-// replaced endpoints keep their place, weight and health.
-func (s *Server) ReplaceEndpoints(now sim.Time, name string, first, count int) ([]Response, error) {
+// changeEndpoints applies f to the endpoints of the cluster named cluster
+// ("" the first) of a copy of the service named name, and stages the
+// result.
+func (s *Server) changeEndpoints(now sim.Time, name, cluster string, f func(endpointSet) error) ([]Response, error) {
 	return s.changeService(now, name, func(svc *Service) error {
-		eps := slices.Clone(svc.endpoints())
+		set, err := svc.endpointSet(cluster)
+		if err != nil {
+			return err
+		}
+		return f(set)
+	})
+}
+
+// ReplaceEndpoints gives count endpoints of the cluster named cluster (""
+// the first) of the service named name, from index first, new addresses
+// (the lowest generated addresses the cluster has never used), as a
+// rolling deploy replaces pods and their IPs. The replaced endpoints keep
+// their place, weight, locality and health.
+func (s *Server) ReplaceEndpoints(now sim.Time, name, cluster string, first, count int) ([]Response, error) {
+	return s.changeEndpoints(now, name, cluster, func(set endpointSet) error {
+		eps := slices.Clone(set.list())
 		if first < 0 || count < 0 || first+count > len(eps) {
 			return fmt.Errorf("controlplane: server %q: service %q: endpoints [%d, %d) out of range: it has %d",
 				s.name, name, first, first+count, len(eps))
 		}
-		j := max(svc.nextAddress, len(eps))
+		j := max(*set.next, len(eps))
 		for i := first; i < first+count; i++ {
 			for slices.ContainsFunc(eps, func(e Endpoint) bool { return e.Address == GeneratedAddress(j) }) {
 				j++
@@ -183,17 +207,18 @@ func (s *Server) ReplaceEndpoints(now sim.Time, name string, first, count int) (
 			eps[i].Address = GeneratedAddress(j)
 			j++
 		}
-		svc.nextAddress = j
-		svc.Endpoints = eps
+		*set.next = j
+		*set.endpoints = eps
 		return nil
 	})
 }
 
 // SetEndpointHealth sets the EDS health status of count endpoints of the
-// service named name, from index first.
-func (s *Server) SetEndpointHealth(now sim.Time, name string, first, count int, h corepb.HealthStatus) ([]Response, error) {
-	return s.changeService(now, name, func(svc *Service) error {
-		eps := slices.Clone(svc.endpoints())
+// cluster named cluster ("" the first) of the service named name, from
+// index first.
+func (s *Server) SetEndpointHealth(now sim.Time, name, cluster string, first, count int, h corepb.HealthStatus) ([]Response, error) {
+	return s.changeEndpoints(now, name, cluster, func(set endpointSet) error {
+		eps := slices.Clone(set.list())
 		if first < 0 || count < 0 || first+count > len(eps) {
 			return fmt.Errorf("controlplane: server %q: service %q: endpoints [%d, %d) out of range: it has %d",
 				s.name, name, first, first+count, len(eps))
@@ -201,25 +226,58 @@ func (s *Server) SetEndpointHealth(now sim.Time, name string, first, count int, 
 		for i := first; i < first+count; i++ {
 			eps[i].Health = h
 		}
-		svc.Endpoints = eps
+		*set.endpoints = eps
 		return nil
 	})
 }
 
-// DrainEndpoints marks the last n endpoints of the service named name
-// DRAINING (gRFC A55: a draining backend keeps its sessions but takes no
-// new ones).
-func (s *Server) DrainEndpoints(now sim.Time, name string, n int) ([]Response, error) {
+// DrainEndpoints marks the last n endpoints of the cluster named cluster
+// ("" the first) of the service named name DRAINING (gRFC A55: a draining
+// backend keeps its sessions but takes no new ones).
+func (s *Server) DrainEndpoints(now sim.Time, name, cluster string, n int) ([]Response, error) {
 	svc := s.services[name]
 	if svc == nil {
 		s.advance(now)
 		return nil, s.noService(name)
 	}
-	k := len(svc.endpoints())
+	set, err := svc.endpointSet(cluster)
+	if err != nil {
+		s.advance(now)
+		return nil, err
+	}
+	k := len(set.list())
 	if n < 0 || n > k {
 		return nil, fmt.Errorf("controlplane: server %q: service %q: cannot drain %d of %d endpoints", s.name, name, n, k)
 	}
-	return s.SetEndpointHealth(now, name, k-n, n, corepb.HealthStatus_DRAINING)
+	return s.SetEndpointHealth(now, name, cluster, k-n, n, corepb.HealthStatus_DRAINING)
+}
+
+// WithholdResources stops publishing the resources of the types in ts of
+// the service named name, as deleting them from the control plane would:
+// the listener, the route, and the Cluster and ClusterLoadAssignment of
+// the cluster named cluster ("" every cluster). SotW tells LDS and CDS
+// clients of the deletion; RDS and EDS clients hear nothing, unless the
+// server sends TP3 errors. The service keeps them: [Server.PublishResources]
+// publishes them again.
+func (s *Server) WithholdResources(now sim.Time, name string, ts TypeSet, cluster string) ([]Response, error) {
+	return s.changeService(now, name, func(svc *Service) error { return svc.setWithheld(ts, cluster, true) })
+}
+
+// PublishResources publishes again the withheld resources of the types in
+// ts of the service named name (of the cluster named cluster for CDS and
+// EDS, "" every cluster), and drops the service's [Defect] if it breaks
+// one of them: the resources are valid again, as the service otherwise
+// describes them.
+func (s *Server) PublishResources(now sim.Time, name string, ts TypeSet, cluster string) ([]Response, error) {
+	return s.changeService(now, name, func(svc *Service) error {
+		if t := svc.Defect.Type(svc.InlineRoute); svc.Defect != NoDefect && ts.Has(t) {
+			broken := or(svc.DefectCluster, svc.ClusterNames()[0])
+			if (t != CDS && t != EDS) || cluster == "" || cluster == broken {
+				svc.Defect, svc.DefectCluster = NoDefect, ""
+			}
+		}
+		return svc.setWithheld(ts, cluster, false)
+	})
 }
 
 // typeOf returns the resource type and name of an envoy resource message.

@@ -73,6 +73,14 @@ func TestConfigChanges(t *testing.T) {
 
 func testConfigChanges(t *testing.T, k cp.CacheKind) {
 	linear := k == cp.LinearCaches
+	// types is how many types a change of n types pushes: with one version
+	// per snapshot, every type is re-sent.
+	types := func(n int) int {
+		if k == cp.SnapshotCache {
+			return 4
+		}
+		return n
+	}
 	s := mustNew(t, cp.Config{Name: "p", Cache: k, Services: twoServices()})
 	c := watcher(t, s)
 	step := func(name string, f func() ([]cp.Response, error)) map[cp.ResourceType]*xdsclient.DecodedResponse {
@@ -104,7 +112,7 @@ func testConfigChanges(t *testing.T, k cp.CacheKind) {
 	upd := svc("c", 1)
 	upd.LB = cp.RingHash
 	p = step("update", func() ([]cp.Response, error) { return s.SetService(0, upd) })
-	if len(p) != 1 || p[cp.CDS] == nil {
+	if len(p) != types(1) || p[cp.CDS] == nil {
 		t.Fatalf("update pushed %d types", len(p))
 	}
 	for _, r := range p[cp.CDS].Resources {
@@ -114,17 +122,17 @@ func testConfigChanges(t *testing.T, k cp.CacheKind) {
 	}
 
 	// Scale: EDS only, with the new count.
-	p = step("scale", func() ([]cp.Response, error) { return s.ScaleEndpoints(0, "a", 5) })
-	if len(p) != 1 || len(endpointsOf(t, p[cp.EDS], "a-cluster")) != 5 {
+	p = step("scale", func() ([]cp.Response, error) { return s.ScaleEndpoints(0, "a", "", 5) })
+	if len(p) != types(1) || len(endpointsOf(t, p[cp.EDS], "a-cluster")) != 5 {
 		t.Fatalf("scale: %v", p)
 	}
-	p = step("scale-down", func() ([]cp.Response, error) { return s.ScaleEndpoints(0, "a", 3) })
+	p = step("scale-down", func() ([]cp.Response, error) { return s.ScaleEndpoints(0, "a", "", 3) })
 	if eps := endpointsOf(t, p[cp.EDS], "a-cluster"); len(eps) != 3 {
 		t.Fatalf("scale down: %d endpoints", len(eps))
 	}
 
 	// Drain the last two endpoints.
-	p = step("drain", func() ([]cp.Response, error) { return s.DrainEndpoints(0, "a", 2) })
+	p = step("drain", func() ([]cp.Response, error) { return s.DrainEndpoints(0, "a", "", 2) })
 	eps := endpointsOf(t, p[cp.EDS], "a-cluster")
 	for i, e := range eps {
 		want := corepb.HealthStatus_HEALTHY
@@ -137,13 +145,15 @@ func testConfigChanges(t *testing.T, k cp.CacheKind) {
 	}
 
 	// Health change of one endpoint.
-	p = step("health", func() ([]cp.Response, error) { return s.SetEndpointHealth(0, "a", 0, 1, corepb.HealthStatus_UNHEALTHY) })
+	p = step("health", func() ([]cp.Response, error) {
+		return s.SetEndpointHealth(0, "a", "", 0, 1, corepb.HealthStatus_UNHEALTHY)
+	})
 	if e := endpointsOf(t, p[cp.EDS], "a-cluster")[0]; e.GetHealthStatus() != corepb.HealthStatus_UNHEALTHY {
 		t.Errorf("health: %v", e.GetHealthStatus())
 	}
 
 	// An invalid EDS resource: the client NACKs it.
-	rs, err := s.PublishInvalid(0, "b", cp.DefectEndpointZeroWeight)
+	rs, err := s.PublishInvalid(0, "b", "", cp.DefectEndpointZeroWeight)
 	p = pushed(t, rs, err)
 	bad := false
 	for _, r := range p[cp.EDS].Resources {
@@ -156,12 +166,12 @@ func testConfigChanges(t *testing.T, k cp.CacheKind) {
 	if st, _ := s.StreamState(1, cp.EDS); !st.NACKed {
 		t.Errorf("publish-invalid: not NACKed: %+v", st)
 	}
-	step("fix", func() ([]cp.Response, error) { return s.PublishInvalid(0, "b", cp.NoDefect) })
+	step("fix", func() ([]cp.Response, error) { return s.PublishInvalid(0, "b", "", cp.NoDefect) })
 
 	// A raw resource: a cluster replaced by hand.
 	raw := cp.Expand(&cp.Service{Name: "b", LB: cp.LeastRequest})[cp.CDS]
 	p = step("set-resource", func() ([]cp.Response, error) { return s.SetResource(0, raw) })
-	if len(p) != 1 || !slices.Equal(decodedNames(p[cp.CDS]), []string{"a-cluster", "b-cluster", "c-cluster"}) {
+	if len(p) != types(1) || !slices.Equal(decodedNames(p[cp.CDS]), []string{"a-cluster", "b-cluster", "c-cluster"}) {
 		t.Fatalf("set-resource: %v", p)
 	}
 
@@ -197,13 +207,13 @@ func TestConfigChangeErrors(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"unknown service", second(s.ScaleEndpoints(0, "zzz", 1))},
+		{"unknown service", second(s.ScaleEndpoints(0, "zzz", "", 1))},
 		{"delete unknown service", second(s.DeleteService(0, "zzz"))},
 		{"name conflict", second(s.SetService(0, conflict))},
 		{"no name", second(s.SetService(0, cp.Service{}))},
 		{"no cookie", second(s.SetService(0, cp.Service{Name: "y", Session: &cp.SessionAffinity{}}))},
-		{"drain too many", second(s.DrainEndpoints(0, "a", 3))},
-		{"health out of range", second(s.SetEndpointHealth(0, "a", 1, 2, corepb.HealthStatus_DRAINING))},
+		{"drain too many", second(s.DrainEndpoints(0, "a", "", 3))},
+		{"health out of range", second(s.SetEndpointHealth(0, "a", "", 1, 2, corepb.HealthStatus_DRAINING))},
 		{"delete unknown resource", second(s.DeleteResource(0, cp.EDS, "zzz"))},
 		{"not a resource", second(s.SetResource(0, &corepb.Node{}))},
 		{"clear without error", second(s.ClearResourceError(0, cp.EDS, "a-cluster"))},
@@ -258,10 +268,10 @@ func TestServersServeDifferentConfigs(t *testing.T) {
 // replaces addresses with ones the service never used, keeping the rest.
 func TestReplaceEndpointsGivesNewAddresses(t *testing.T) {
 	s := mustNew(t, cp.Config{Name: "cp", Services: []cp.Service{svc("echo", 3)}})
-	if _, err := s.ReplaceEndpoints(0, "echo", 0, 2); err != nil {
+	if _, err := s.ReplaceEndpoints(0, "echo", "", 0, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReplaceEndpoints(0, "echo", 2, 1); err != nil {
+	if _, err := s.ReplaceEndpoints(0, "echo", "", 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	sv, _ := s.Service("echo")
@@ -273,7 +283,7 @@ func TestReplaceEndpointsGivesNewAddresses(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("addresses after two replacements = %v, want %v", got, want)
 	}
-	if _, err := s.ReplaceEndpoints(0, "echo", 2, 2); err == nil {
+	if _, err := s.ReplaceEndpoints(0, "echo", "", 2, 2); err == nil {
 		t.Error("replacing past the last endpoint succeeded")
 	}
 }

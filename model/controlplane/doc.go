@@ -6,25 +6,29 @@
 // # What a server holds
 //
 // A server's state of the world is a set of services ([Service]), each
-// expanded ([Expand]) into an LDS Listener (an API listener whose
+// expanded ([ExpandAll]) into an LDS Listener (an API listener whose
 // HttpConnectionManager names its route over RDS or inlines it, with the
 // router filter and, for gRFC A55 session affinity, the
 // envoy.filters.http.stateful_session filter with a cookie session state),
-// an RDS RouteConfiguration (one route to the cluster, with the retry
-// policy and the per-route StatefulSessionPerRoute override when
-// configured), an EDS-type CDS Cluster with
-// common_lb_config.override_host_status, and the ClusterLoadAssignment of
-// its endpoints with their health status (DRAINING included) and weights.
-// Every resource validates in model/xdsclient, except those a [Defect]
-// breaks on purpose. Each server has its own services, so a fallback
-// server can serve an older config than the primary.
+// an RDS RouteConfiguration (its routes, each a path prefix to one cluster
+// or to weighted_clusters, with the retry policy and the per-route
+// StatefulSessionPerRoute override when configured), and per cluster an
+// EDS-type CDS Cluster with common_lb_config.override_host_status and the
+// ClusterLoadAssignment of its endpoints: localities with their weights
+// and EDS priorities (gRFC A27), endpoints with their health status
+// (DRAINING included) and weights. Every resource validates in
+// model/xdsclient, except those a [Defect] breaks on purpose. A service
+// may withhold some of its resources (never publish them, or stop
+// publishing them: [Server.WithholdResources]). Each server has its own
+// services, so a fallback server can serve an older config than the
+// primary.
 //
 // The server marshals each resource once per version into one
 // *anypb.Any, and every response carrying that version holds the same
 // pointer: the wiring decodes a resource once per pointer
 // (xdsclient.Decode) and shares the result among all the clients that
-// receive it. Versions are per type and carry the server's name
-// ("primary/7"), so versions of different servers never compare equal.
+// receive it. Versions carry the server's name ("primary/7"), so versions
+// of different servers never compare equal.
 //
 // # Driving a server
 //
@@ -42,7 +46,8 @@
 //     [Response]s to send. [Server.Handle] processes a request at once,
 //     bypassing the capacity model.
 //   - The config-change methods ([Server.SetService],
-//     [Server.DeleteService], [Server.SetResource],
+//     [Server.DeleteService], [Server.WithholdResources],
+//     [Server.PublishResources], [Server.SetResource],
 //     [Server.DeleteResource], [Server.PublishInvalid],
 //     [Server.ScaleEndpoints], [Server.DrainEndpoints],
 //     [Server.SetEndpointHealth], [Server.SetResourceError],
@@ -72,10 +77,13 @@
 // cache has nothing to send, an errors-only response carries them (with
 // every subscribed resource for LDS and CDS, which are full state).
 //
-// Two behaviours of the real caches are kept as they are: a NACK of the
-// first response (version_info "") is answered with the same resources
-// again, and a SnapshotCache answers every NACK again, since the NACK's
-// version differs from its own. Both loop until the config is fixed.
+// What the server does with a NACK is its [NACKPolicy], the same with
+// every cache: HoldNACKs (the default, what istiod does) sends nothing
+// until the type's resources change; ResendNACKs answers at once with the
+// same resources, the loop a raw SnapshotCache runs with a NACK carrying
+// the previous version. The policy works by what the cache is asked
+// (NACKPolicy.CacheVersion, CacheSubscription), so the same rule serves a
+// real go-control-plane server (validate/).
 //
 // # Driving the real cache synchronously
 //
@@ -93,11 +101,18 @@
 // # Which cache
 //
 // [LinearCaches], one LinearCache per type behind go-control-plane's
-// MuxCache, is the default; [SnapshotCache] (ads=false, one snapshot for
-// the fleet, a version per type) is the alternative. Measured with
-// BenchmarkEDSUpdateFanout and BenchmarkEDSUpdatePartialFanout (10 000
-// streams, each with an open LDS, RDS, CDS and EDS watch; 2-vCPU AMD EPYC,
-// shared and noisy, three to four runs each):
+// MuxCache, is the default: a version per resource. [SnapshotCache] is
+// one snapshot for the fleet made as cache.NewSnapshot makes it, with one
+// version for every type, so that every change re-sends every type to
+// every open watch and the clients ACK the unchanged types too;
+// [SnapshotPerType] bumps the version of the changed types only. With a
+// snapshot, Config.EmptyTypesUnanswered leaves a type without resources
+// out of the snapshot, and go-control-plane then answers no request of
+// it. docs/model-fidelity.md says which production control planes behave
+// like which. Measured with BenchmarkEDSUpdateFanout and
+// BenchmarkEDSUpdatePartialFanout (10 000 streams, each with an open LDS,
+// RDS, CDS and EDS watch; 2-vCPU AMD EPYC, shared and noisy, three to four
+// runs each; "snapshot" was the per-type snapshot):
 //
 //	one EDS update, all 10 000 streams subscribed:
 //	  linear    4.3–6.5 µs/stream   10 allocs/stream    0.79 KB/stream
@@ -111,12 +126,10 @@
 // A LinearCache notifies only the watches of the changed names and sends
 // only the changed RDS/EDS resources; a SnapshotCache compares the
 // version of every watch of the node (all types) and re-sends the whole
-// subscribed set of the changed type to every watch of that type, so its
+// subscribed set of each changed type to every watch of that type, so its
 // cost grows with the fleet rather than with the subscribers, and clients
 // re-validate unchanged resources. Both hold about 5 KB per stream with
-// four open watches. The snapshot variant stays available because real
-// control planes built on it behave differently (re-sends, the NACK loop),
-// which is worth simulating.
+// four open watches.
 //
 // # Capacity
 //

@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -36,20 +38,57 @@ const (
 	defaultRetryOn   = "unavailable"
 )
 
-// Expand returns the resources s describes, indexed by resource type: a
-// *listenerpb.Listener, a *routepb.RouteConfiguration (nil when the route
-// is inline), a *clusterpb.Cluster and a *endpointpb.ClusterLoadAssignment.
-// Every call builds fresh messages; the server marshals each once.
+// Expand returns the listener, the route and the first cluster's
+// resources s describes, indexed by resource type: a *listenerpb.Listener,
+// a *routepb.RouteConfiguration (nil when the route is inline), a
+// *clusterpb.Cluster and a *endpointpb.ClusterLoadAssignment. Every call
+// builds fresh messages. [ExpandAll] returns every resource.
 func Expand(s *Service) [NumTypes]proto.Message {
 	var out [NumTypes]proto.Message
-	rc := expandRoute(s)
-	out[LDS] = expandListener(s, rc)
-	if !s.InlineRoute {
-		out[RDS] = rc
+	first := s.clusters()[0]
+	for _, r := range ExpandAll(s) {
+		switch {
+		case r.Type == LDS || r.Type == RDS,
+			r.Type == CDS && r.Name == first.name,
+			r.Type == EDS && r.Name == first.eds:
+			out[r.Type] = r.Message
+		}
 	}
-	out[CDS] = expandCluster(s)
-	out[EDS] = expandEndpoints(s)
 	return out
+}
+
+// Resource is one resource a service expands to.
+type Resource struct {
+	ResourceKey
+	Message proto.Message
+}
+
+// ExpandAll returns every resource s describes, in the order of
+// [Service.Resources], withheld ones included. Every call builds fresh
+// messages; the server marshals each once.
+func ExpandAll(s *Service) []Resource {
+	rc := expandRoute(s)
+	out := []Resource{{ResourceKey{LDS, s.listenerName()}, expandListener(s, rc)}}
+	if !s.InlineRoute {
+		out = append(out, Resource{ResourceKey{RDS, s.routeName()}, rc})
+	}
+	cs := s.clusters()
+	for i, c := range cs {
+		out = append(out, Resource{ResourceKey{CDS, c.name}, expandCluster(s, c, s.defective(i, c))})
+	}
+	for i, c := range cs {
+		out = append(out, Resource{ResourceKey{EDS, c.eds}, expandEndpoints(s, c, s.defective(i, c))})
+	}
+	return out
+}
+
+// defective reports whether cluster i, c, carries the service's Cluster
+// or ClusterLoadAssignment defect.
+func (s *Service) defective(i int, c clusterSpec) bool {
+	if s.DefectCluster == "" {
+		return i == 0
+	}
+	return c.name == s.DefectCluster
 }
 
 // mustAny wraps m in an Any. Marshalling a message this package built
@@ -121,32 +160,55 @@ func expandListener(s *Service, rc *routepb.RouteConfiguration) *listenerpb.List
 }
 
 // expandRoute builds the RouteConfiguration: one virtual host for the
-// listener name with one route, prefix "/", to the cluster.
+// listener name with the service's routes, in order, each a prefix match
+// to one cluster or to weighted_clusters (gRFC A28).
 func expandRoute(s *Service) *routepb.RouteConfiguration {
-	action := &routepb.RouteAction{
-		ClusterSpecifier: &routepb.RouteAction_Cluster{Cluster: s.clusterName()},
-	}
-	if s.Retry != nil || s.Defect == DefectRouteRetry {
-		action.RetryPolicy = expandRetry(s.Retry, s.Defect == DefectRouteRetry)
-	}
-	r := &routepb.Route{
-		Name:   "default",
-		Match:  &routepb.RouteMatch{PathSpecifier: &routepb.RouteMatch_Prefix{Prefix: "/"}},
-		Action: &routepb.Route_Route{Route: action},
-	}
-	if s.Session != nil && s.Session.PerRoute {
-		r.TypedPerFilterConfig = map[string]*anypb.Any{
-			sessionFilterName: mustAny(&sessionpb.StatefulSessionPerRoute{
-				Override: &sessionpb.StatefulSessionPerRoute_StatefulSession{StatefulSession: sessionConfig(s.Session)},
-			}),
+	cs := s.clusters()
+	var routes []*routepb.Route
+	for i, sr := range s.routes() {
+		action := &routepb.RouteAction{}
+		var targets []clusterSpec
+		for _, c := range cs {
+			if len(sr.Clusters) == 0 || slices.Contains(sr.Clusters, c.name) {
+				targets = append(targets, c)
+			}
 		}
+		if len(targets) == 1 {
+			action.ClusterSpecifier = &routepb.RouteAction_Cluster{Cluster: targets[0].name}
+		} else {
+			wc := &routepb.WeightedCluster{}
+			for _, c := range targets {
+				wc.Clusters = append(wc.Clusters, &routepb.WeightedCluster_ClusterWeight{Name: c.name, Weight: wrapperspb.UInt32(c.weight)})
+			}
+			action.ClusterSpecifier = &routepb.RouteAction_WeightedClusters{WeightedClusters: wc}
+		}
+		if s.Retry != nil || s.Defect == DefectRouteRetry {
+			action.RetryPolicy = expandRetry(s.Retry, s.Defect == DefectRouteRetry)
+		}
+		name := "default"
+		if len(s.Routes) > 0 {
+			name = fmt.Sprintf("route-%d", i)
+		}
+		r := &routepb.Route{
+			Name:   name,
+			Match:  &routepb.RouteMatch{PathSpecifier: &routepb.RouteMatch_Prefix{Prefix: or(sr.Prefix, "/")}},
+			Action: &routepb.Route_Route{Route: action},
+		}
+		if s.Session != nil && s.Session.PerRoute {
+			r.TypedPerFilterConfig = map[string]*anypb.Any{
+				sessionFilterName: mustAny(&sessionpb.StatefulSessionPerRoute{
+					Override: &sessionpb.StatefulSessionPerRoute_StatefulSession{StatefulSession: sessionConfig(s.Session)},
+				}),
+			}
+		}
+		routes = append(routes, r)
 	}
 	return &routepb.RouteConfiguration{
 		Name: s.routeName(),
 		VirtualHosts: []*routepb.VirtualHost{{
 			Name:    s.Name,
 			Domains: []string{s.listenerName()},
-			Routes:  []*routepb.Route{r},
+			Routes:  routes,
 		}},
 	}
 }
@@ -182,8 +244,9 @@ func expandRetry(p *RetryPolicy, broken bool) *routepb.RetryPolicy {
 	}
 }
 
-// expandCluster builds the EDS cluster with the A55 override_host_status.
-func expandCluster(s *Service) *clusterpb.Cluster {
+// expandCluster builds cluster c, EDS, with the A55 override_host_status;
+// broken gives it the service's Cluster defect.
+func expandCluster(s *Service, c clusterSpec, broken bool) *clusterpb.Cluster {
 	statuses := s.OverrideHostStatus
 	if statuses == nil {
 		statuses = []corepb.HealthStatus{corepb.HealthStatus_UNKNOWN, corepb.HealthStatus_HEALTHY}
@@ -191,12 +254,12 @@ func expandCluster(s *Service) *clusterpb.Cluster {
 			statuses = append(statuses, corepb.HealthStatus_DRAINING)
 		}
 	}
-	c := &clusterpb.Cluster{
-		Name:                 s.clusterName(),
+	cl := &clusterpb.Cluster{
+		Name:                 c.name,
 		ClusterDiscoveryType: &clusterpb.Cluster_Type{Type: clusterpb.Cluster_EDS},
 		EdsClusterConfig: &clusterpb.Cluster_EdsClusterConfig{
 			EdsConfig:   adsSource(),
-			ServiceName: s.edsName(),
+			ServiceName: c.eds,
 		},
 		CommonLbConfig: &clusterpb.Cluster_CommonLbConfig{
 			OverrideHostStatus: &corepb.HealthStatusSet{Statuses: slices.Clone(statuses)},
@@ -204,58 +267,64 @@ func expandCluster(s *Service) *clusterpb.Cluster {
 	}
 	switch s.LB {
 	case RingHash:
-		c.LbPolicy = clusterpb.Cluster_RING_HASH
-		c.LbConfig = &clusterpb.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterpb.Cluster_RingHashLbConfig{
+		cl.LbPolicy = clusterpb.Cluster_RING_HASH
+		cl.LbConfig = &clusterpb.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterpb.Cluster_RingHashLbConfig{
 			HashFunction: clusterpb.Cluster_RingHashLbConfig_XX_HASH,
 		}}
 	case LeastRequest:
-		c.LbPolicy = clusterpb.Cluster_LEAST_REQUEST
-		c.LbConfig = &clusterpb.Cluster_LeastRequestLbConfig_{LeastRequestLbConfig: &clusterpb.Cluster_LeastRequestLbConfig{
+		cl.LbPolicy = clusterpb.Cluster_LEAST_REQUEST
+		cl.LbConfig = &clusterpb.Cluster_LeastRequestLbConfig_{LeastRequestLbConfig: &clusterpb.Cluster_LeastRequestLbConfig{
 			ChoiceCount: wrapperspb.UInt32(2),
 		}}
 	case PickFirst:
-		c.LoadBalancingPolicy = &clusterpb.LoadBalancingPolicy{Policies: []*clusterpb.LoadBalancingPolicy_Policy{{
+		cl.LoadBalancingPolicy = &clusterpb.LoadBalancingPolicy{Policies: []*clusterpb.LoadBalancingPolicy_Policy{{
 			TypedExtensionConfig: &corepb.TypedExtensionConfig{
 				Name:        "envoy.load_balancing_policies.pick_first",
 				TypedConfig: mustAny(&pickfirstpb.PickFirst{}),
 			},
 		}}}
 	default:
-		c.LbPolicy = clusterpb.Cluster_ROUND_ROBIN
+		cl.LbPolicy = clusterpb.Cluster_ROUND_ROBIN
 	}
-	if s.Defect == DefectClusterLBPolicy {
-		c.LbPolicy = clusterpb.Cluster_MAGLEV
-		c.LbConfig = nil
+	if broken && s.Defect == DefectClusterLBPolicy {
+		cl.LbPolicy = clusterpb.Cluster_MAGLEV
+		cl.LbConfig = nil
 	}
-	return c
+	return cl
 }
 
-// expandEndpoints builds the ClusterLoadAssignment: one priority-0
-// locality per zone, in zone order, each weighted by the sum of its
-// endpoints' weights; endpoints keep their order within a zone.
-func expandEndpoints(s *Service) *endpointpb.ClusterLoadAssignment {
-	eps := s.endpoints()
-	cla := &endpointpb.ClusterLoadAssignment{ClusterName: s.edsName()}
-	zones := make([]string, 0, 1)
+// expandEndpoints builds cluster c's ClusterLoadAssignment: one locality
+// per (zone, priority), in priority and then zone order, each weighted by
+// its declared weight or the sum of its endpoints' weights; endpoints keep
+// their order within a locality. broken gives it the service's
+// ClusterLoadAssignment defect.
+func expandEndpoints(s *Service, c clusterSpec, broken bool) *endpointpb.ClusterLoadAssignment {
+	eps := c.endpoints
+	cla := &endpointpb.ClusterLoadAssignment{ClusterName: c.eds}
+	locs := slices.Clone(c.localities)
 	for _, e := range eps {
-		z := or(e.Zone, "zone-a")
-		if !slices.Contains(zones, z) {
-			zones = append(zones, z)
+		l := Locality{Zone: or(e.Zone, defaultZone), Priority: e.Priority}
+		if !slices.ContainsFunc(locs, func(k Locality) bool { return or(k.Zone, defaultZone) == l.Zone && k.Priority == l.Priority }) {
+			locs = append(locs, l)
 		}
 	}
-	slices.Sort(zones)
+	slices.SortStableFunc(locs, func(a, b Locality) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(or(a.Zone, defaultZone), or(b.Zone, defaultZone)))
+	})
 	first := true
-	for _, z := range zones {
+	for _, l := range locs {
+		zone := or(l.Zone, defaultZone)
 		loc := &endpointpb.LocalityLbEndpoints{
-			Locality: &corepb.Locality{Region: "region", Zone: z},
+			Locality: &corepb.Locality{Region: "region", Zone: zone},
+			Priority: l.Priority,
 		}
 		var sum uint64
 		for _, e := range eps {
-			if or(e.Zone, "zone-a") != z {
+			if or(e.Zone, defaultZone) != zone || e.Priority != l.Priority {
 				continue
 			}
 			w := max(e.Weight, 1)
-			if first && s.Defect == DefectEndpointZeroWeight {
+			if first && broken && s.Defect == DefectEndpointZeroWeight {
 				w = 0
 			}
 			first = false
@@ -270,6 +339,9 @@ func expandEndpoints(s *Service) *endpointpb.ClusterLoadAssignment {
 				HealthStatus:        e.Health,
 				LoadBalancingWeight: wrapperspb.UInt32(w),
 			})
+		}
+		if l.Weight > 0 {
+			sum = uint64(l.Weight)
 		}
 		loc.LoadBalancingWeight = wrapperspb.UInt32(uint32(min(max(sum, 1), math.MaxUint32)))
 		cla.Endpoints = append(cla.Endpoints, loc)

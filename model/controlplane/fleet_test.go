@@ -93,16 +93,24 @@ func checkSorted(t testing.TB, rs []cp.Response) {
 
 // TestFleetOfStreamsOnRealCache drives go-control-plane's real caches
 // with 1 000 subscribed streams and one config change: every stream gets
-// exactly one response, carrying all ten clusters sorted by name, and a
+// exactly one CDS response, carrying all ten clusters sorted by name (and,
+// with one version per snapshot, a response of every other type), and a
 // second run gives byte-identical responses.
 func TestFleetOfStreamsOnRealCache(t *testing.T) {
 	const n = 1000
 	for _, k := range cacheKinds {
 		t.Run(k.String(), func(t *testing.T) {
-			h1, rs := runFleet(t, k, n)
-			if len(rs) != n {
-				t.Fatalf("%d responses to the change, want %d", len(rs), n)
+			h1, all := runFleet(t, k, n)
+			// With one version per snapshot every type is re-sent, in type
+			// order: the CDS response is each stream's third, nonce 7.
+			types, nonce := 1, "5"
+			if k == cp.SnapshotCache {
+				types, nonce = 4, "7"
 			}
+			if len(all) != types*n {
+				t.Fatalf("%d responses to the change, want %d", len(all), types*n)
+			}
+			rs := onType(all, cp.CDS)
 			want := make([]string, fleetServices)
 			for i := range want {
 				want[i] = fmt.Sprintf("svc-%d-cluster", i)
@@ -115,7 +123,7 @@ func TestFleetOfStreamsOnRealCache(t *testing.T) {
 				if got := names(t, r); !slices.Equal(got, want) {
 					t.Fatalf("stream %d: names %v", r.Stream, got)
 				}
-				if r.Message.GetNonce() != "5" || len(r.Message.GetResourceErrors()) != 0 {
+				if r.Message.GetNonce() != nonce || len(r.Message.GetResourceErrors()) != 0 {
 					t.Fatalf("stream %d: %v", r.Stream, summarize(rs[i:i+1]))
 				}
 			}

@@ -179,4 +179,26 @@ func summarize(rs []cp.Response) []string {
 	return out
 }
 
-var cacheKinds = []cp.CacheKind{cp.LinearCaches, cp.SnapshotCache}
+var cacheKinds = []cp.CacheKind{cp.LinearCaches, cp.SnapshotCache, cp.SnapshotPerType}
+
+// onType returns the responses of rs of type t.
+func onType(rs []cp.Response, t cp.ResourceType) []cp.Response {
+	var out []cp.Response
+	for _, r := range rs {
+		if r.Type == t {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// onStream returns the responses of rs on stream id.
+func onStream(rs []cp.Response, id cp.StreamID) []cp.Response {
+	var out []cp.Response
+	for _, r := range rs {
+		if r.Stream == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -31,6 +31,19 @@ type Config struct {
 	// Cache picks the go-control-plane cache; the zero value is
 	// LinearCaches.
 	Cache CacheKind
+	// OnNACK is what the server does when a client NACKs a response; the
+	// zero value, HoldNACKs, is what production control planes do.
+	OnNACK NACKPolicy
+	// EmptyTypesUnanswered, with a SnapshotCache, leaves a type the server
+	// holds no resource of out of the snapshot, as cache.NewSnapshot does
+	// for a type missing from its map: go-control-plane then answers no
+	// request of the type, not even a first one (simple.go CreateWatch:
+	// the request's version "" equals the missing type's), until the type
+	// has a resource. Otherwise the type is in the snapshot without
+	// resources, and a first request gets an empty response at the
+	// snapshot's version. A LinearCache answers every first request, so
+	// this needs a SnapshotCache.
+	EmptyTypesUnanswered bool
 	// ResourceErrors makes the server send xRFC TP3 resource_errors:
 	// NOT_FOUND for a subscribed name it does not have, and the status set
 	// with SetResourceError for a withheld one. Each error is sent once
@@ -67,6 +80,7 @@ type Server struct {
 	prefix string
 	tp3    bool
 	maxStr int
+	nack   NACKPolicy
 
 	back backend
 	// res holds every resource the server knows, served or withheld.
@@ -123,6 +137,7 @@ type typeState struct {
 	gen    *chanGen
 
 	nonce      string // of the last response of this type
+	sent       string // the version of that response
 	ackedNonce string // the last nonce ACKed or NACKed
 	ack        AckState
 	queued     bool              // in Server.pending
@@ -145,8 +160,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("controlplane: server %q: workers and max streams must be >= 0, got %d and %d",
 			cfg.Name, cfg.Capacity.Workers, cfg.Capacity.MaxStreams)
 	}
-	if cfg.Cache > SnapshotCache {
+	if cfg.Cache > SnapshotPerType {
 		return nil, fmt.Errorf("controlplane: server %q: unknown cache kind %d", cfg.Name, cfg.Cache)
+	}
+	if cfg.OnNACK > ResendNACKs {
+		return nil, fmt.Errorf("controlplane: server %q: unknown NACK policy %d", cfg.Name, cfg.OnNACK)
+	}
+	if cfg.EmptyTypesUnanswered && !cfg.Cache.Snapshot() {
+		return nil, fmt.Errorf("controlplane: server %q: a %v cache answers every first request; leaving empty types unanswered needs a snapshot cache",
+			cfg.Name, cfg.Cache)
 	}
 	r := cfg.Rand
 	if r == nil {
@@ -157,13 +179,14 @@ func New(cfg Config) (*Server, error) {
 		prefix:   cfg.Name + "/",
 		tp3:      cfg.ResourceErrors,
 		maxStr:   cfg.Capacity.MaxStreams,
+		nack:     cfg.OnNACK,
 		services: map[string]*Service{},
 		cp:       &corepb.ControlPlane{Identifier: cfg.Name},
 		watches:  map[*discoverypb.DiscoveryRequest]*typeState{},
 		streams:  map[StreamID]*stream{},
 		work:     newWorkQueue(cfg.Capacity, r),
 	}
-	s.back = newBackend(cfg.Cache, s.prefix)
+	s.back = newBackend(cfg.Cache, s.prefix, cfg.EmptyTypesUnanswered)
 	for t := range s.res {
 		s.res[t] = map[string]*entry{}
 		s.owner[t] = map[string]string{}
@@ -338,7 +361,11 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 		ts.active = true
 		ts.sub = streamv3.NewSotwSubscription(req.GetResourceNames(), false)
 	}
-	s.openWatch(ts, req)
+	// A NACK is held or answered as the server's policy says: the cache
+	// sees the version (and, to resend, the subscription) that makes it do
+	// so (NACKPolicy.CacheVersion).
+	creq := s.nack.cacheRequest(req, ts.sent)
+	s.openWatch(ts, creq, s.nack.CacheSubscription(creq, ts.sub))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -346,8 +373,8 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	return s.emit(), nil
 }
 
-// openWatch asks the cache to watch ts with req.
-func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
+// openWatch asks the cache to watch ts with req and sub.
+func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest, sub cachev3.Subscription) {
 	if s.watches[req] != nil {
 		// The caller reused a request message: the cache must see one
 		// request per watch.
@@ -356,7 +383,7 @@ func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
 	g := s.rq.reserve()
 	ts.req, ts.gen = req, g
 	s.watches[req] = ts
-	cancel, err := s.back.CreateWatch(req, ts.sub, g.ch)
+	cancel, err := s.back.CreateWatch(req, sub, g.ch)
 	if err != nil {
 		// The type URL was checked: the cache has a watcher for it.
 		panic(fmt.Sprintf("controlplane: server %q: CreateWatch: %v", s.name, err))
@@ -483,6 +510,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 	}
 	ts.st.nonce++
 	ts.nonce = strconv.FormatUint(ts.st.nonce, 10)
+	ts.sent = version
 	ts.ack.Nonce = ts.nonce
 	if p.resp != nil {
 		ts.sub.SetReturnedResources(p.resp.GetReturnedResources())

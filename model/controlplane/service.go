@@ -2,17 +2,20 @@ package controlplane
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 )
 
 // Service is the high-level description of one service a management server
-// publishes. The server expands it into four resources (see [Expand]): an
-// LDS Listener (an API listener whose HttpConnectionManager names the
+// publishes. The server expands it into its resources (see [ExpandAll]):
+// an LDS Listener (an API listener whose HttpConnectionManager names the
 // RouteConfiguration over RDS, or inlines it), an RDS RouteConfiguration
-// routing every path to the cluster, an EDS-type CDS Cluster, and the EDS
-// ClusterLoadAssignment of its endpoints.
+// whose routes send RPCs to the service's clusters, and per cluster an
+// EDS-type CDS Cluster and the EDS ClusterLoadAssignment of its endpoints.
+// A service has one cluster (ClusterName, with Endpoints), or the
+// Clusters it lists.
 //
 // The zero value of every optional field is the plain configuration a gRPC
 // client accepts: round robin, no retries, no session affinity, one
@@ -24,7 +27,8 @@ type Service struct {
 
 	// ListenerName, RouteName, ClusterName and EDSName override the
 	// resource names. The defaults are Name, Name+"-route",
-	// Name+"-cluster" and the cluster name.
+	// Name+"-cluster" and the cluster name. ClusterName and EDSName are
+	// unused when Clusters is set.
 	ListenerName string
 	RouteName    string
 	ClusterName  string
@@ -54,14 +58,33 @@ type Service struct {
 
 	// Endpoints are the service's backends, in order. When it is empty,
 	// EndpointCount endpoints are generated (see [GeneratedAddress]).
+	// Localities, when set, declares the localities the endpoints' Zone
+	// and Priority name, with their weights; otherwise every (zone,
+	// priority) an endpoint names is a locality weighted by the sum of its
+	// endpoints' weights. All three are unused when Clusters is set.
 	Endpoints     []Endpoint
 	EndpointCount int
+	Localities    []Locality
 	// Port is the port of generated endpoints; 0 means 8080.
 	Port uint32
 
+	// Clusters, when set, are the service's clusters instead of the
+	// single one above.
+	Clusters []Cluster
+	// Routes are the RouteConfiguration's routes, matched in order; empty
+	// means one route, prefix "/", to every cluster (weighted when there
+	// are several).
+	Routes []Route
+	// Withhold lists the types of the service's resources the server never
+	// publishes (a cluster's own Withhold adds to it).
+	Withhold TypeSet
+
 	// Defect makes one of the service's resources invalid, so that a gRPC
 	// client NACKs it (see [Defect]). The zero value is a valid service.
-	Defect Defect
+	// A Cluster or ClusterLoadAssignment defect breaks the cluster named
+	// DefectCluster, "" meaning the first.
+	Defect        Defect
+	DefectCluster string
 
 	// nextAddress is the lowest generated address index ReplaceEndpoints
 	// has not handed out.
@@ -142,10 +165,15 @@ type Endpoint struct {
 	// Health is the EDS health_status; the zero value is UNKNOWN.
 	Health corepb.HealthStatus
 	// Zone names the endpoint's locality (region "region", this zone);
-	// empty means "zone-a". Endpoints of one zone share a locality whose
-	// weight is the sum of theirs.
+	// empty means "zone-a". Endpoints of one zone and priority share a
+	// locality.
 	Zone string
+	// Priority is the EDS priority of the endpoint's locality (gRFC A27).
+	Priority uint32
 }
+
+// defaultZone is the zone of an endpoint that names none.
+const defaultZone = "zone-a"
 
 // Defect is a deliberate error in one of a service's resources, chosen so
 // that a gRPC client's validation rejects it (grpc-go
@@ -182,6 +210,22 @@ func (d Defect) String() string {
 	return fmt.Sprintf("Defect(%d)", d)
 }
 
+// Type returns the type of the resource d breaks in a service whose route
+// is inline (inline) or not.
+func (d Defect) Type(inline bool) ResourceType {
+	switch d {
+	case DefectClusterLBPolicy:
+		return CDS
+	case DefectEndpointZeroWeight:
+		return EDS
+	case DefectRouteRetry:
+		if !inline {
+			return RDS
+		}
+	}
+	return LDS
+}
+
 // ParseDefect parses a defect name as [Defect.String] spells it.
 func ParseDefect(s string) (Defect, error) {
 	for i, n := range defectNames {
@@ -205,16 +249,18 @@ func or(a, b string) string {
 	return b
 }
 
-// ResourceNames returns the names of the resources s expands to, indexed
-// by resource type; the RDS name is empty when the route is inline.
+// ResourceNames returns the names of the listener, the route and the
+// first cluster's resources, indexed by resource type; the RDS name is
+// empty when the route is inline. [Service.Resources] lists them all.
 func (s *Service) ResourceNames() [NumTypes]string {
 	var n [NumTypes]string
 	n[LDS] = s.listenerName()
 	if !s.InlineRoute {
 		n[RDS] = s.routeName()
 	}
-	n[CDS] = s.clusterName()
-	n[EDS] = s.edsName()
+	c := s.clusters()[0]
+	n[CDS] = c.name
+	n[EDS] = c.eds
 	return n
 }
 
@@ -230,15 +276,19 @@ func GeneratedAddress(i int) string {
 const DefaultPort = 8080
 
 // endpoints returns s's endpoint list with generated endpoints filled in.
-func (s *Service) endpoints() []Endpoint {
-	if len(s.Endpoints) > 0 || s.EndpointCount == 0 {
-		return s.Endpoints
+func (s *Service) endpoints() []Endpoint { return generated(s.Endpoints, s.EndpointCount) }
+
+// generated returns eps, or count generated HEALTHY endpoints when eps is
+// empty.
+func generated(eps []Endpoint, count int) []Endpoint {
+	if len(eps) > 0 || count == 0 {
+		return eps
 	}
-	eps := make([]Endpoint, s.EndpointCount)
-	for i := range eps {
-		eps[i] = Endpoint{Address: GeneratedAddress(i), Health: corepb.HealthStatus_HEALTHY}
+	out := make([]Endpoint, count)
+	for i := range out {
+		out[i] = Endpoint{Address: GeneratedAddress(i), Health: corepb.HealthStatus_HEALTHY}
 	}
-	return eps
+	return out
 }
 
 // validate reports what is wrong with s as a sentence, or nil.
@@ -258,15 +308,17 @@ func (s *Service) validate() error {
 	if s.EndpointCount < 0 {
 		return fmt.Errorf("controlplane: service %q: endpoint count must be >= 0, got %d", s.Name, s.EndpointCount)
 	}
-	seen := make(map[string]int, len(s.Endpoints))
-	for i, e := range s.Endpoints {
-		k := fmt.Sprintf("%s:%d", e.Address, s.port(e))
-		if j, dup := seen[k]; dup {
-			return fmt.Errorf("controlplane: service %q: endpoints %d and %d share the address %s", s.Name, j, i, k)
+	for _, c := range s.clusters() {
+		seen := make(map[string]int, len(c.endpoints))
+		for i, e := range c.endpoints {
+			k := fmt.Sprintf("%s:%d", e.Address, s.port(e))
+			if j, dup := seen[k]; dup {
+				return fmt.Errorf("controlplane: service %q: endpoints %d and %d share the address %s", s.Name, j, i, k)
+			}
+			seen[k] = i
 		}
-		seen[k] = i
 	}
-	return nil
+	return s.validateShape()
 }
 
 func (s *Service) port(e Endpoint) uint32 {
@@ -293,5 +345,15 @@ func (s Service) clone() Service {
 	}
 	s.OverrideHostStatus = append([]corepb.HealthStatus(nil), s.OverrideHostStatus...)
 	s.Endpoints = append([]Endpoint(nil), s.Endpoints...)
+	s.Localities = slices.Clone(s.Localities)
+	s.Clusters = slices.Clone(s.Clusters)
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		c.Endpoints, c.Localities = slices.Clone(c.Endpoints), slices.Clone(c.Localities)
+	}
+	s.Routes = slices.Clone(s.Routes)
+	for i := range s.Routes {
+		s.Routes[i].Clusters = slices.Clone(s.Routes[i].Clusters)
+	}
 	return s
 }

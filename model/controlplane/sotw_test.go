@@ -44,7 +44,7 @@ func TestFirstRequestIsAnswered(t *testing.T) {
 			// SnapshotCache (simple.go createResponse: no names, no filter).
 			r = only(t, c.subscribe(cp.EDS))
 			want := 0
-			if k == cp.SnapshotCache {
+			if k.Snapshot() {
 				want = 2
 			}
 			if len(r.Message.GetResources()) != want || r.Message.GetNonce() != "2" {
@@ -95,7 +95,7 @@ func TestStaleNonceIsIgnored(t *testing.T) {
 			c.ackAll(c.subscribe(cp.EDS, "a-cluster"))
 			// A push with nonce 2 is in flight when the client, still at
 			// nonce 1, asks for b-cluster.
-			push, err := s.ScaleEndpoints(0, "a", 5)
+			push, err := s.ScaleEndpoints(0, "a", "", 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestStaleNonceIsIgnored(t *testing.T) {
 			c.receive(push[0])
 			r := only(t, c.send(c.request(cp.EDS, nil)))
 			want := []string{"b-cluster"}
-			if k == cp.SnapshotCache {
+			if k.Snapshot() {
 				want = []string{"a-cluster", "b-cluster"} // a snapshot resends the type
 			}
 			if got := names(t, r); !slices.Equal(got, want) {
@@ -126,99 +126,116 @@ func TestStaleNonceIsIgnored(t *testing.T) {
 	}
 }
 
-// TestNACKIsRecorded: a request quoting the last nonce with error_detail
-// is a NACK; the server records it. A LinearCache sends nothing new (the
-// client keeps the previous version); a SnapshotCache sees a version that
-// differs from its own and sends the rejected resources again, a loop that
-// lasts until the config is fixed (simple.go CreateWatch).
-// Mirrors grpc-go TestADS_ACK_NACK_Simple from the server side.
-func TestNACKIsRecorded(t *testing.T) {
-	for _, k := range cacheKinds {
-		t.Run(k.String(), func(t *testing.T) {
-			s := mustNew(t, cp.Config{Name: "p", Cache: k, Services: twoServices()})
-			c := newClient(t, s, 1)
-			c.ackAll(c.subscribe(cp.CDS, "a-cluster", "b-cluster"))
-			good := c.ver[cp.CDS]
-			push, err := s.PublishInvalid(0, "a", cp.DefectClusterLBPolicy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			nack := c.receive(only(t, push))
-			if nack.GetErrorDetail() == nil || nack.GetVersionInfo() != good {
-				t.Fatalf("client did not NACK: %v", nack)
-			}
-			rs := c.send(nack)
-			if k == cp.SnapshotCache {
-				// The loop: the same bad version again, NACKed again.
-				r := only(t, rs)
-				if r.Message.GetVersionInfo() != push[0].Message.GetVersionInfo() {
-					t.Fatalf("resent %v", summarize(rs))
-				}
-				rs = c.send(c.receive(r))
-				if len(rs) != 1 {
-					t.Fatalf("loop stopped: %v", summarize(rs))
-				}
-				push = rs
-			} else if len(rs) != 0 {
-				t.Fatalf("NACK answered: %v", summarize(rs))
-			}
-			st, _ := s.StreamState(1, cp.CDS)
-			if !st.NACKed || int64(st.NACKs) != 1+boolInt(k == cp.SnapshotCache) || st.ACKs != 1 || st.Version != good ||
-				st.ErrorDetail.Code != codes.InvalidArgument || st.Nonce != push[0].Message.GetNonce() {
-				t.Errorf("stream state = %+v", st)
-			}
-			wantNACKs := int64(1)
-			if k == cp.SnapshotCache {
-				wantNACKs = 2
-			}
-			if tot := s.Totals(); tot.NACKs != wantNACKs || tot.ACKs != 1 {
-				t.Errorf("totals = %+v", tot)
-			}
-			// The fix is pushed and ACKed.
-			fix, err := s.PublishInvalid(0, "a", cp.NoDefect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if k == cp.SnapshotCache {
-				// The third bad response was in flight, so no watch was
-				// open: the client's NACK of it fetches the fix.
-				if len(fix) != 0 {
-					t.Fatalf("pushed without a watch: %v", summarize(fix))
-				}
-				fix = c.send(c.receive(push[0]))
-			}
-			if more := c.ackAll(fix); len(more) != 0 {
-				t.Fatal(summarize(more))
-			}
-			if st, _ := s.StreamState(1, cp.CDS); st.NACKed || st.ACKs != 2 || st.Version != s.Version(cp.CDS) {
-				t.Errorf("after the fix: %+v", st)
-			}
-		})
+// TestNACKIsHeldOrResent: a request quoting the last nonce with
+// error_detail is a NACK; the server records it and follows its policy,
+// whatever the cache. Holding, it sends nothing until the config changes;
+// resending, it answers at once with the same rejected resources, which
+// the client NACKs again: a loop, one round trip per NACK, until the
+// config is fixed (what a raw SnapshotCache does with a NACK carrying the
+// previous version, simple.go CreateWatch). Either way the fix reaches the
+// client.
+// Mirrors grpc-go TestADS_ACK_NACK_Simple from the server side; istiod
+// pkg/xds/server.go ShouldRespond (hold).
+func TestNACKIsHeldOrResent(t *testing.T) {
+	for _, p := range []cp.NACKPolicy{cp.HoldNACKs, cp.ResendNACKs} {
+		for _, k := range cacheKinds {
+			t.Run(p.String()+"/"+k.String(), func(t *testing.T) { testNACK(t, p, k) })
+		}
 	}
 }
 
-// TestNACKOfFirstResponseIsAnsweredAgain: a client that NACKs its first
-// response has no accepted version and sends version_info "", and
-// go-control-plane answers an empty version every time: the NACK gets the
-// same resources again. Real servers loop like this until the config is
-// fixed; the simulator keeps the behaviour.
-// Mirrors go-control-plane linear.go CreateWatch and simple.go CreateWatch.
-func TestNACKOfFirstResponseIsAnsweredAgain(t *testing.T) {
-	for _, k := range cacheKinds {
-		t.Run(k.String(), func(t *testing.T) {
-			bad := svc("a", 2)
-			bad.Defect = cp.DefectClusterLBPolicy
-			s := mustNew(t, cp.Config{Name: "p", Cache: k, Services: []cp.Service{bad}})
-			c := newClient(t, s, 1)
-			nack := c.receive(only(t, c.subscribe(cp.CDS, "a-cluster")))
-			if nack.GetVersionInfo() != "" || nack.GetErrorDetail() == nil {
-				t.Fatalf("not a first NACK: %v", nack)
-			}
-			again := only(t, c.send(nack))
-			if got := names(t, again); !slices.Equal(got, []string{"a-cluster"}) {
-				t.Errorf("resent %v", got)
-			}
-		})
+func testNACK(t *testing.T, p cp.NACKPolicy, k cp.CacheKind) {
+	resend := p == cp.ResendNACKs
+	s := mustNew(t, cp.Config{Name: "p", Cache: k, OnNACK: p, Services: twoServices()})
+	c := newClient(t, s, 1)
+	c.ackAll(c.subscribe(cp.CDS, "a-cluster", "b-cluster"))
+	good := c.ver[cp.CDS]
+	push, err := s.PublishInvalid(0, "a", "", cp.DefectClusterLBPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nack := c.receive(only(t, push))
+	if nack.GetErrorDetail() == nil || nack.GetVersionInfo() != good {
+		t.Fatalf("client did not NACK: %v", nack)
+	}
+	rs := c.send(nack)
+	if resend {
+		// The loop: the same bad version again, NACKed again.
+		r := only(t, rs)
+		if r.Message.GetVersionInfo() != push[0].Message.GetVersionInfo() || len(r.Message.GetResources()) != 2 {
+			t.Fatalf("resent %v", summarize(rs))
+		}
+		rs = c.send(c.receive(r))
+		if len(rs) != 1 {
+			t.Fatalf("loop stopped: %v", summarize(rs))
+		}
+		push = rs
+	} else if len(rs) != 0 {
+		t.Fatalf("NACK answered: %v", summarize(rs))
+	}
+	st, _ := s.StreamState(1, cp.CDS)
+	if !st.NACKed || int64(st.NACKs) != 1+boolInt(resend) || st.ACKs != 1 || st.Version != good ||
+		st.ErrorDetail.Code != codes.InvalidArgument || st.Nonce != push[0].Message.GetNonce() {
+		t.Errorf("stream state = %+v", st)
+	}
+	if tot := s.Totals(); tot.NACKs != 1+int64(boolInt(resend)) || tot.ACKs != 1 {
+		t.Errorf("totals = %+v", tot)
+	}
+	// The fix is pushed and ACKed.
+	fix, err := s.PublishInvalid(0, "a", "", cp.NoDefect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resend {
+		// The third bad response was in flight, so no watch was open:
+		// the client's NACK of it fetches the fix.
+		if len(fix) != 0 {
+			t.Fatalf("pushed without a watch: %v", summarize(fix))
+		}
+		fix = c.send(c.receive(push[0]))
+	}
+	if more := c.ackAll(fix); len(more) != 0 {
+		t.Fatal(summarize(more))
+	}
+	if st, _ := s.StreamState(1, cp.CDS); st.NACKed || st.ACKs != 2 || st.Version != s.Version(cp.CDS) {
+		t.Errorf("after the fix: %+v", st)
+	}
+}
+
+// TestNACKOfFirstResponse: a client that NACKs its first response has no
+// accepted version and sends version_info "". Raw go-control-plane answers
+// an empty version every time (linear.go and simple.go CreateWatch), so
+// resending loops until the config is fixed; holding sends nothing more,
+// and the fix, when it comes, is pushed.
+func TestNACKOfFirstResponse(t *testing.T) {
+	for _, p := range []cp.NACKPolicy{cp.HoldNACKs, cp.ResendNACKs} {
+		for _, k := range cacheKinds {
+			t.Run(p.String()+"/"+k.String(), func(t *testing.T) {
+				bad := svc("a", 2)
+				bad.Defect = cp.DefectClusterLBPolicy
+				s := mustNew(t, cp.Config{Name: "p", Cache: k, OnNACK: p, Services: []cp.Service{bad}})
+				c := newClient(t, s, 1)
+				nack := c.receive(only(t, c.subscribe(cp.CDS, "a-cluster")))
+				if nack.GetVersionInfo() != "" || nack.GetErrorDetail() == nil {
+					t.Fatalf("not a first NACK: %v", nack)
+				}
+				rs := c.send(nack)
+				if p == cp.HoldNACKs {
+					if len(rs) != 0 {
+						t.Fatalf("held NACK answered: %v", summarize(rs))
+					}
+					fix, err := s.PublishInvalid(0, "a", "", cp.NoDefect)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rs = onType(fix, cp.CDS)
+				}
+				again := only(t, rs)
+				if got := names(t, again); !slices.Equal(got, []string{"a-cluster"}) {
+					t.Errorf("resent %v", got)
+				}
+			})
+		}
 	}
 }
 
@@ -262,12 +279,12 @@ func TestUnchangedConfigSendsNothing(t *testing.T) {
 			if rs, err := s.SetService(0, svc("a", 2)); err != nil || len(rs) != 0 || s.Version(cp.EDS) != v {
 				t.Fatalf("republish: %v %v version %s", summarize(rs), err, s.Version(cp.EDS))
 			}
-			rs, err := s.ScaleEndpoints(0, "a", 3)
+			rs, err := s.ScaleEndpoints(0, "a", "", 3)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := 1
-			if k == cp.SnapshotCache {
+			if k.Snapshot() {
 				want = 2
 			}
 			if len(rs) != want || rs[0].Stream != 1 || s.Version(cp.EDS) == v {
@@ -285,7 +302,7 @@ func TestClosedStreamGetsNothing(t *testing.T) {
 			c := newClient(t, s, 1)
 			c.ackAll(c.subscribe(cp.EDS, "a-cluster"))
 			s.CloseStream(0, 1)
-			if rs, _ := s.ScaleEndpoints(0, "a", 1); len(rs) != 0 {
+			if rs, _ := s.ScaleEndpoints(0, "a", "", 1); len(rs) != 0 {
 				t.Errorf("closed stream pushed: %v", summarize(rs))
 			}
 			if _, err := s.Handle(0, 1, c.request(cp.EDS, nil)); err == nil {
@@ -393,6 +410,14 @@ func TestTP3PermissionDenied(t *testing.T) {
 			e := newClient(t, s, 2)
 			e.ackAll(e.subscribe(cp.EDS, "b-cluster"))
 			rs, _ = s.SetResourceError(0, cp.EDS, "b-cluster", cp.Status{Code: codes.Unavailable, Message: "busy"})
+			if k == cp.SnapshotCache {
+				// One version per snapshot: stream 1's CDS is re-sent too.
+				if r := only(t, onStream(rs, 1)); r.Type != cp.CDS || len(errNames(r)) != 0 {
+					t.Errorf("EDS error re-sent %v", summarize(rs))
+				}
+				c.ackAll(rs)
+				rs = onStream(rs, 2)
+			}
 			if r := only(t, rs); r.Stream != 2 || !slices.Equal(errNames(r), []string{"b-cluster=Unavailable"}) {
 				t.Errorf("EDS error: %v %v", summarize(rs), errNames(r))
 			}
@@ -400,7 +425,7 @@ func TestTP3PermissionDenied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := only(t, rs); !slices.Equal(names(t, r), []string{"a-cluster", "b-cluster"}) || len(errNames(r)) != 0 {
+			if r := only(t, onStream(rs, 1)); !slices.Equal(names(t, r), []string{"a-cluster", "b-cluster"}) || len(errNames(r)) != 0 {
 				t.Errorf("cleared: %v %v", names(t, r), errNames(r))
 			}
 		})
@@ -431,7 +456,7 @@ func TestTP3Off(t *testing.T) {
 // prefixed by the server name.
 func TestVersionsArePerTypeAndPerServer(t *testing.T) {
 	s := mustNew(t, cp.Config{Name: "fallback", Services: twoServices()})
-	if _, err := s.ScaleEndpoints(0, "a", 4); err != nil {
+	if _, err := s.ScaleEndpoints(0, "a", "", 4); err != nil {
 		t.Fatal(err)
 	}
 	want := map[cp.ResourceType]string{cp.LDS: "fallback/1", cp.RDS: "fallback/1", cp.CDS: "fallback/1", cp.EDS: "fallback/2"}

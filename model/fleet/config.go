@@ -164,10 +164,19 @@ type Change struct {
 	Servers []int
 	Action  ChangeAction
 	Service string
-	Defect  controlplane.Defect
-	Count   int
-	First   int
-	Health  corepb.HealthStatus
+	// Cluster is the service's cluster the change acts on; "" means the
+	// first for endpoint changes and defects, every cluster for
+	// Resources.
+	Cluster string
+	// Resources, when not empty, narrows DeleteService to deleting (and
+	// RestoreService to publishing again) only the service's resources of
+	// these types: the listener, the route, the clusters' Cluster and
+	// ClusterLoadAssignment.
+	Resources controlplane.TypeSet
+	Defect    controlplane.Defect
+	Count     int
+	First     int
+	Health    corepb.HealthStatus
 }
 
 // RPCLoad is the RPC load each client of a group sends to each of its

@@ -137,8 +137,14 @@ func (ch *Change) Targets(servers []*controlplane.Server) []int {
 func (ch *Change) Apply(s *controlplane.Server, initial controlplane.Config, now sim.Time) ([]controlplane.Response, error) {
 	switch ch.Action {
 	case DeleteService:
+		if ch.Resources != 0 {
+			return s.WithholdResources(now, ch.Service, ch.Resources, ch.Cluster)
+		}
 		return s.DeleteService(now, ch.Service)
 	case RestoreService:
+		if ch.Resources != 0 {
+			return s.PublishResources(now, ch.Service, ch.Resources, ch.Cluster)
+		}
 		for _, svc := range initial.Services {
 			if svc.Name == ch.Service {
 				return s.SetService(now, svc)
@@ -146,15 +152,15 @@ func (ch *Change) Apply(s *controlplane.Server, initial controlplane.Config, now
 		}
 		return nil, nil // the server never had it: nothing to restore
 	case PublishInvalid:
-		return s.PublishInvalid(now, ch.Service, ch.Defect)
+		return s.PublishInvalid(now, ch.Service, ch.Cluster, ch.Defect)
 	case ScaleEndpoints:
-		return s.ScaleEndpoints(now, ch.Service, ch.Count)
+		return s.ScaleEndpoints(now, ch.Service, ch.Cluster, ch.Count)
 	case DrainEndpoints:
-		return s.DrainEndpoints(now, ch.Service, ch.Count)
+		return s.DrainEndpoints(now, ch.Service, ch.Cluster, ch.Count)
 	case SetHealth:
-		return s.SetEndpointHealth(now, ch.Service, ch.First, ch.Count, ch.Health)
+		return s.SetEndpointHealth(now, ch.Service, ch.Cluster, ch.First, ch.Count, ch.Health)
 	case ReplaceEndpoints:
-		return s.ReplaceEndpoints(now, ch.Service, ch.First, ch.Count)
+		return s.ReplaceEndpoints(now, ch.Service, ch.Cluster, ch.First, ch.Count)
 	}
 	return nil, fmt.Errorf("fleet: unknown change action %v", ch.Action)
 }
@@ -179,7 +185,7 @@ func (w *world) faultSpans() []Fault {
 		out = append(out, Fault{Label: fmt.Sprintf("%s %s", f.Kind, where), Start: time.Duration(f.Start), End: end})
 	}
 	for _, c := range w.cfg.Changes {
-		out = append(out, Fault{Label: fmt.Sprintf("%s %s", c.Action, c.Service), Start: c.At, End: c.At})
+		out = append(out, Fault{Label: c.label(), Start: c.At, End: c.At})
 	}
 	return out
 }
@@ -204,4 +210,20 @@ func ParseChangeAction(s string) (ChangeAction, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health, replace_endpoints)", s)
+}
+
+// label names the change in outputs: "delete_service echo", or with the
+// resources and cluster it narrows to, "delete_service echo (canary:
+// cluster+endpoints)".
+func (ch *Change) label() string {
+	l := fmt.Sprintf("%s %s", ch.Action, ch.Service)
+	switch {
+	case ch.Resources != 0 && ch.Cluster != "":
+		l += fmt.Sprintf(" (%s: %s)", ch.Cluster, ch.Resources)
+	case ch.Resources != 0:
+		l += fmt.Sprintf(" (%s)", ch.Resources)
+	case ch.Cluster != "":
+		l += fmt.Sprintf(" (%s)", ch.Cluster)
+	}
+	return l
 }
