@@ -8,18 +8,19 @@ import (
 // causeColors give each root cause of a failed RPC one colour, the same in
 // every chart and table of the report.
 var causeColors = [dataplane.NumCauses]string{
-	dataplane.NoConfigCPUnreachable: "#d62728",
-	dataplane.ResourceTimerSpurious: "#ff7f0e",
-	dataplane.ResourceDoesNotExist:  "#8c564b",
-	dataplane.NACK:                  "#9467bd",
-	dataplane.ResourceDeleted:       "#e377c2",
-	dataplane.ResourceError:         "#bcbd22",
-	dataplane.NoHealthyEndpoint:     "#17becf",
-	dataplane.BackendDownStaleEDS:   "#1f77b4",
-	dataplane.BackendDown:           "#393b79",
-	dataplane.BackendError:          "#637939",
-	dataplane.AffinityBroken:        "#ad494a",
-	dataplane.Deadline:              "#7b4173",
+	dataplane.NoConfigCPUnreachable:   "#d62728",
+	dataplane.NoConfigResourceNotSent: "#ff9896",
+	dataplane.ResourceTimerSpurious:   "#ff7f0e",
+	dataplane.ResourceDoesNotExist:    "#8c564b",
+	dataplane.NACK:                    "#9467bd",
+	dataplane.ResourceDeleted:         "#e377c2",
+	dataplane.ResourceError:           "#bcbd22",
+	dataplane.NoHealthyEndpoint:       "#17becf",
+	dataplane.BackendDownStaleEDS:     "#1f77b4",
+	dataplane.BackendDown:             "#393b79",
+	dataplane.BackendError:            "#637939",
+	dataplane.AffinityBroken:          "#ad494a",
+	dataplane.Deadline:                "#7b4173",
 }
 
 // causeColor is the colour of cause c.

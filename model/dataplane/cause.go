@@ -8,9 +8,15 @@ type Cause uint8
 // have different causes, the window takes the most frequent one, and the
 // first in this order on a tie.
 const (
-	// NoConfigCPUnreachable: the channel had no config because it never got
-	// one from a control plane (unreachable, or not answered yet).
+	// NoConfigCPUnreachable: the channel had no config because no control
+	// plane of the bootstrap could be reached: no channel to one was READY
+	// with a stream the network let through.
 	NoConfigCPUnreachable Cause = iota
+	// NoConfigResourceNotSent: the channel had no config although a control
+	// plane was reachable and its stream up: the server had not sent a
+	// resource the config needs (withheld, never answered, or still in its
+	// queue).
+	NoConfigResourceNotSent
 	// ResourceTimerSpurious: the does-not-exist timer fired (gRFC A57)
 	// while the server held the resource: a slow or overloaded server, or
 	// a channel that took longer than the timer to connect.
@@ -49,6 +55,7 @@ const (
 
 var causeNames = [NumCauses]string{
 	"no_config_cp_unreachable",
+	"no_config_resource_not_sent",
 	"resource_timer_spurious",
 	"resource_does_not_exist",
 	"nack",

@@ -1,9 +1,12 @@
 package dataplane
 
 import (
+	"cmp"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -16,6 +19,8 @@ import (
 	cookiepb "github.com/envoyproxy/go-control-plane/envoy/extensions/http/stateful_session/cookie/v3"
 	pickfirstpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/pick_first/v3"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/xdssim/xdssim/sim"
 )
 
 // Names gRFC A55 gives the stateful-session filter and its cookie state.
@@ -66,7 +71,7 @@ type Session struct {
 	TTL    time.Duration
 }
 
-// Endpoint is one endpoint of the cluster as the client knows it.
+// Endpoint is one endpoint of a cluster as the client knows it.
 type Endpoint struct {
 	// Address is "ip:port".
 	Address string
@@ -75,36 +80,133 @@ type Endpoint struct {
 	// Backend identifies the server process behind the address (see
 	// [Backends]).
 	Backend uint32
+	// Locality indexes the cluster's Localities.
+	Locality int
 }
 
-// Config is a channel's configuration: what gRPC's xDS resolver and
-// cluster balancers build from a Listener, its RouteConfiguration, the
-// Cluster the route names and the Cluster's ClusterLoadAssignment. A
-// Config is immutable once built and shared by every client that has the
-// same resources.
-type Config struct {
-	// Cluster is the cluster the route sends RPCs to.
-	Cluster string
-	// Retry is the route's retry policy (gRFC A44); nil means none.
-	Retry *RetryPolicy
-	// Session is the stateful-session cookie (gRFC A55); nil means none.
-	Session *Session
+// Locality is a locality of a cluster's ClusterLoadAssignment: its
+// endpoints are Endpoints[First : First+N].
+type Locality struct {
+	Priority uint32
+	Weight   uint32
+	First, N int
+}
+
+// Cluster is one cluster of a channel's config: what gRPC's cds and
+// xds_cluster_resolver balancers build from a Cluster and its
+// ClusterLoadAssignment, or the error that took one of them away.
+type Cluster struct {
+	// Name is the cluster's name; EDS the name of its
+	// ClusterLoadAssignment.
+	Name, EDS string
+	// Failed is set when a resource error (a deletion, a NACK of an
+	// uncached resource, a does-not-exist timer, a TP3 error) took the
+	// cluster away: the cluster's child policy is in TRANSIENT_FAILURE and
+	// the RPCs routed to it fail with Cause (gRFC A74: the XdsConfig
+	// carries a per-cluster error; A88). The fields below are unset.
+	Failed bool
+	Cause  Cause
 	// LB is the cluster's load-balancing policy.
 	LB LBPolicy
 	// OverrideHostStatus is common_lb_config.override_host_status.
 	OverrideHostStatus HealthSet
-	// Endpoints are the priority-0 endpoints, locality by locality, in
-	// the order of the ClusterLoadAssignment.
-	Endpoints []Endpoint
+	// Endpoints are the cluster's endpoints, locality by locality in the
+	// order of the ClusterLoadAssignment, the localities sorted by
+	// priority.
+	Endpoints  []Endpoint
+	Localities []Locality
+	// Priorities is the number of EDS priorities (gRFC A27).
+	Priorities int
+}
+
+// Route is one route of a channel's config.
+type Route struct {
+	// Prefix and Path are the route's match: a path prefix, or an exact
+	// path when Path is set. Matching is case-sensitive (the default).
+	Prefix string
+	Path   string
+	exact  bool
+	// Clusters are the clusters the route sends RPCs to with their
+	// weights: indexes into Config.Clusters. One cluster takes every RPC.
+	Clusters []WeightedCluster
+	total    uint64
+	// Retry is the route's retry policy (gRFC A44); nil means none.
+	Retry *RetryPolicy
+	// Session is the route's stateful-session cookie (gRFC A55); nil
+	// means none.
+	Session *Session
+}
+
+// WeightedCluster is a cluster of a route and its weight.
+type WeightedCluster struct {
+	Cluster int
+	Weight  uint32
+}
+
+// Config is a channel's configuration: what gRPC's xDS resolver and
+// cluster balancers build from a Listener, its RouteConfiguration, the
+// Clusters its routes name and their ClusterLoadAssignments (gRFC A74's
+// XdsConfig). A Config is immutable once built and shared by every client
+// that has the same resources.
+type Config struct {
+	// Routes are the routes of the virtual host matching the target, in
+	// order; the first that matches an RPC's method takes it (gRFC A28).
+	Routes []Route
+	// Clusters are the clusters the routes name.
+	Clusters []Cluster
+}
+
+// ClusterResources is one cluster of a channel's config as the XdsClient
+// has it: its Cluster and ClusterLoadAssignment, or the error that took
+// one of them away.
+type ClusterResources struct {
+	Name    string
+	Cluster *clusterpb.Cluster
+	CLA     *endpointpb.ClusterLoadAssignment
+	// Failed: an error took the cluster away; Cause says why.
+	Failed bool
+	Cause  Cause
+}
+
+// RouteFor returns the route that takes an RPC to method, the first whose
+// match fits it, or nil when none does (the RPC fails, as grpc-go's
+// config selector fails it: "no matching route").
+func (c *Config) RouteFor(method string) *Route {
+	for i := range c.Routes {
+		r := &c.Routes[i]
+		if (r.exact && r.Path == method) || (!r.exact && strings.HasPrefix(method, r.Prefix)) {
+			return r
+		}
+	}
+	return nil
+}
+
+// PickCluster picks the cluster of a new RPC on route r: the only one, or
+// one drawn at random by weight, as gRPC's xDS config selector does
+// (gRFC A28; grpc-go xds/internal/resolver serviceconfig.go, a random
+// WRR). It draws from rnd only when the route has several clusters.
+func (r *Route) PickCluster(rnd *sim.Rand) int {
+	if len(r.Clusters) == 1 {
+		return r.Clusters[0].Cluster
+	}
+	x := uint64(rnd.Float64() * float64(r.total))
+	for _, wc := range r.Clusters {
+		if x < uint64(wc.Weight) {
+			return wc.Cluster
+		}
+		x -= uint64(wc.Weight)
+	}
+	return r.Clusters[len(r.Clusters)-1].Cluster
 }
 
 // BuildConfig builds the channel config of target from its resources, as
-// the implementation prof describes builds it; rc is nil when the listener
-// inlines its route. backend maps an endpoint (the
-// ClusterLoadAssignment's cluster name and the endpoint's address) to its
-// backend. The resources are valid: the XdsClient validated them.
-func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfiguration, cl *clusterpb.Cluster,
-	cla *endpointpb.ClusterLoadAssignment, prof Profile, backend func(cluster, addr string) uint32) (*Config, error) {
+// the implementation prof builds it; rc is nil when the listener inlines
+// its route, and clusters hold every cluster the routes name. backend maps
+// an endpoint (the ClusterLoadAssignment's cluster name and the endpoint's
+// address) to its backend. The resources are valid: the XdsClient
+// validated them.
+func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfiguration, clusters []ClusterResources,
+	prof Profile, backend func(cluster, addr string) uint32) (*Config, error) {
 	hcm := &hcmpb.HttpConnectionManager{}
 	if err := lis.GetApiListener().GetApiListener().UnmarshalTo(hcm); err != nil {
 		return nil, fmt.Errorf("dataplane: listener %q: %v", lis.GetName(), err)
@@ -112,28 +214,98 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 	if rc == nil {
 		rc = hcm.GetRouteConfig()
 	}
-	route := firstRoute(target, rc)
-	if route == nil {
+	vh := virtualHost(target, rc)
+	c := &Config{}
+	index := map[string]int{}
+	for _, r := range vh.GetRoutes() {
+		action := r.GetRoute()
+		if action == nil {
+			continue
+		}
+		var route Route
+		switch m := r.GetMatch().GetPathSpecifier().(type) {
+		case *routepb.RouteMatch_Prefix:
+			route.Prefix = m.Prefix
+		case *routepb.RouteMatch_Path:
+			route.Path, route.exact = m.Path, true
+		default:
+			continue // a regex or template match: not modelled
+		}
+		add := func(name string, w uint32) error {
+			k, ok := index[name]
+			if !ok {
+				cr := findCluster(clusters, name)
+				if cr == nil {
+					return fmt.Errorf("dataplane: route %q names cluster %q, which the config lacks", rc.GetName(), name)
+				}
+				k = len(c.Clusters)
+				index[name] = k
+				c.Clusters = append(c.Clusters, buildCluster(cr, backend))
+			}
+			route.Clusters = append(route.Clusters, WeightedCluster{Cluster: k, Weight: w})
+			route.total += uint64(w)
+			return nil
+		}
+		switch cs := action.GetClusterSpecifier().(type) {
+		case *routepb.RouteAction_Cluster:
+			if err := add(cs.Cluster, 1); err != nil {
+				return nil, err
+			}
+		case *routepb.RouteAction_WeightedClusters:
+			for _, wc := range cs.WeightedClusters.GetClusters() {
+				if w := wc.GetWeight().GetValue(); w > 0 {
+					if err := add(wc.GetName(), w); err != nil {
+						return nil, err
+					}
+				}
+			}
+		default:
+			continue // a cluster specifier plugin: not modelled
+		}
+		if rp := action.GetRetryPolicy(); rp != nil {
+			var n *uint32
+			if rp.GetNumRetries() != nil {
+				v := rp.GetNumRetries().GetValue()
+				n = &v
+			}
+			p := PolicyFromXDS(rp.GetRetryOn(), n, rp.GetRetryBackOff().GetBaseInterval().AsDuration(),
+				rp.GetRetryBackOff().GetMaxInterval().AsDuration())
+			if !prof.CapXDSAttempts {
+				p.MaxAttempts = 2
+				if n != nil {
+					p.MaxAttempts = int(*n) + 1
+				}
+			}
+			route.Retry = &p
+		}
+		route.Session = session(hcm, r)
+		c.Routes = append(c.Routes, route)
+	}
+	if len(c.Routes) == 0 {
 		return nil, fmt.Errorf("dataplane: route %q: no route for %q", rc.GetName(), target)
 	}
-	c := &Config{Cluster: route.GetRoute().GetCluster(), OverrideHostStatus: DefaultOverrideHostStatus}
-	if rp := route.GetRoute().GetRetryPolicy(); rp != nil {
-		var n *uint32
-		if rp.GetNumRetries() != nil {
-			v := rp.GetNumRetries().GetValue()
-			n = &v
+	return c, nil
+}
+
+func findCluster(cs []ClusterResources, name string) *ClusterResources {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
 		}
-		p := PolicyFromXDS(rp.GetRetryOn(), n, rp.GetRetryBackOff().GetBaseInterval().AsDuration(),
-			rp.GetRetryBackOff().GetMaxInterval().AsDuration())
-		if !prof.CapXDSAttempts {
-			p.MaxAttempts = 2
-			if n != nil {
-				p.MaxAttempts = int(*n) + 1
-			}
-		}
-		c.Retry = &p
 	}
-	c.Session = session(hcm, route)
+	return nil
+}
+
+// buildCluster builds one cluster: its policy, override_host_status and
+// endpoints, every priority of them (gRFC A27).
+func buildCluster(cr *ClusterResources, backend func(cluster, addr string) uint32) Cluster {
+	c := Cluster{Name: cr.Name, OverrideHostStatus: DefaultOverrideHostStatus}
+	if cr.Failed {
+		c.Failed, c.Cause = true, cr.Cause
+		return c
+	}
+	cl, cla := cr.Cluster, cr.CLA
+	c.EDS = cla.GetClusterName()
 	switch {
 	case hasPickFirst(cl):
 		c.LB = PickFirst
@@ -150,19 +322,14 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 			}
 		}
 	}
-	// gRPC uses the highest priority (lowest number) with endpoints; the
-	// simulator's servers publish one priority.
-	best := uint32(0)
-	first := true
-	for _, loc := range cla.GetEndpoints() {
-		if first || loc.GetPriority() < best {
-			best, first = loc.GetPriority(), false
-		}
-	}
-	for _, loc := range cla.GetEndpoints() {
-		if loc.GetPriority() != best {
-			continue
-		}
+	// Localities in priority order, each keeping its place in the
+	// ClusterLoadAssignment within its priority; a locality of weight 0 is
+	// ignored (grpc-go unmarshal_eds.go).
+	locs := slices.Clone(cla.GetEndpoints())
+	locs = slices.DeleteFunc(locs, func(l *endpointpb.LocalityLbEndpoints) bool { return l.GetLoadBalancingWeight().GetValue() == 0 })
+	slices.SortStableFunc(locs, func(a, b *endpointpb.LocalityLbEndpoints) int { return cmp.Compare(a.GetPriority(), b.GetPriority()) })
+	for _, loc := range locs {
+		l := Locality{Priority: loc.GetPriority(), Weight: loc.GetLoadBalancingWeight().GetValue(), First: len(c.Endpoints)}
 		for _, e := range loc.GetLbEndpoints() {
 			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
 			addr := net.JoinHostPort(sa.GetAddress(), strconv.Itoa(int(sa.GetPortValue())))
@@ -172,17 +339,20 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 			}
 			c.Endpoints = append(c.Endpoints, Endpoint{
 				Address: addr, Health: e.GetHealthStatus(), Weight: w,
-				Backend: backend(cla.GetClusterName(), addr),
+				Backend: backend(cla.GetClusterName(), addr), Locality: len(c.Localities),
 			})
 		}
+		l.N = len(c.Endpoints) - l.First
+		c.Localities = append(c.Localities, l)
+		c.Priorities = max(c.Priorities, int(l.Priority)+1)
 	}
-	return c, nil
+	return c
 }
 
-// firstRoute returns the first route of the virtual host that matches
-// target (an exact domain, else "*"), as gRPC's xDS resolver matches the
-// virtual host (gRFC A28) — the simulator's RPCs match a prefix "/" route.
-func firstRoute(target string, rc *routepb.RouteConfiguration) *routepb.Route {
+// virtualHost returns the virtual host that matches target (an exact
+// domain, else "*"), as gRPC's xDS resolver matches it (gRFC A28), else
+// the first.
+func virtualHost(target string, rc *routepb.RouteConfiguration) *routepb.VirtualHost {
 	var vh *routepb.VirtualHost
 	for _, v := range rc.GetVirtualHosts() {
 		for _, d := range v.GetDomains() {
@@ -196,12 +366,7 @@ func firstRoute(target string, rc *routepb.RouteConfiguration) *routepb.Route {
 	if vh == nil && len(rc.GetVirtualHosts()) > 0 {
 		vh = rc.GetVirtualHosts()[0]
 	}
-	for _, r := range vh.GetRoutes() {
-		if r.GetRoute() != nil {
-			return r
-		}
-	}
-	return nil
+	return vh
 }
 
 // session returns the stateful-session cookie that applies to route: the

@@ -15,16 +15,47 @@ import (
 	"github.com/xdssim/xdssim/model/dataplane"
 )
 
+// build builds the config of every resource svc expands to.
 func build(t *testing.T, svc controlplane.Service, prof dataplane.Profile) *dataplane.Config {
 	t.Helper()
-	m := controlplane.Expand(&svc)
-	rc, _ := m[controlplane.RDS].(*routepb.RouteConfiguration)
 	var keys []string
-	c, err := dataplane.BuildConfig(svc.Name, m[controlplane.LDS].(*listenerpb.Listener), rc, m[controlplane.CDS].(*clusterpb.Cluster),
-		m[controlplane.EDS].(*endpointpb.ClusterLoadAssignment), prof, func(cluster, addr string) uint32 {
-			keys = append(keys, dataplane.BackendKey(cluster, addr))
-			return uint32(len(keys) - 1)
-		})
+	return buildWith(t, svc, prof, func(cluster, addr string) uint32 {
+		keys = append(keys, dataplane.BackendKey(cluster, addr))
+		return uint32(len(keys) - 1)
+	}, nil)
+}
+
+// buildWith builds the config of every resource svc expands to, with
+// backend ids from backend; the clusters failed names are taken away by
+// an error with their cause.
+func buildWith(t *testing.T, svc controlplane.Service, prof dataplane.Profile, backend func(cluster, addr string) uint32,
+	failed map[string]dataplane.Cause) *dataplane.Config {
+	t.Helper()
+	var lis *listenerpb.Listener
+	var rc *routepb.RouteConfiguration
+	var cls []dataplane.ClusterResources
+	for _, r := range controlplane.ExpandAll(&svc) {
+		switch m := r.Message.(type) {
+		case *listenerpb.Listener:
+			lis = m
+		case *routepb.RouteConfiguration:
+			rc = m
+		case *clusterpb.Cluster:
+			cls = append(cls, dataplane.ClusterResources{Name: r.Name, Cluster: m})
+		case *endpointpb.ClusterLoadAssignment:
+			for i := range cls {
+				if cls[i].Cluster.GetEdsClusterConfig().GetServiceName() == r.Name {
+					cls[i].CLA = m
+				}
+			}
+		}
+	}
+	for i := range cls {
+		if cause, ok := failed[cls[i].Name]; ok {
+			cls[i] = dataplane.ClusterResources{Name: cls[i].Name, Failed: true, Cause: cause}
+		}
+	}
+	c, err := dataplane.BuildConfig(svc.Name, lis, rc, cls, prof, backend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,40 +68,50 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 		name string
 		svc  controlplane.Service
 		prof dataplane.Profile
-		want func(*dataplane.Config) bool
+		want func(*dataplane.Config, *dataplane.Route, *dataplane.Cluster) bool
 	}{
 		{"plain round robin", controlplane.Service{Name: "a", EndpointCount: 3}, dataplane.ProfileByName("spec"),
-			func(c *dataplane.Config) bool {
-				return c.LB == dataplane.RoundRobin && c.Retry == nil && c.Session == nil && len(c.Endpoints) == 3 &&
-					c.Endpoints[0].Address == "10.0.0.1:8080" && c.Cluster == "a-cluster" && c.OverrideHostStatus == dataplane.DefaultOverrideHostStatus
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.LB == dataplane.RoundRobin && r.Retry == nil && r.Session == nil && len(c.Endpoints) == 3 &&
+					c.Endpoints[0].Address == "10.0.0.1:8080" && c.Name == "a-cluster" && c.OverrideHostStatus == dataplane.DefaultOverrideHostStatus
 			}},
 		{"pick_first from load_balancing_policy", controlplane.Service{Name: "a", EndpointCount: 1, LB: controlplane.PickFirst, InlineRoute: true},
-			dataplane.ProfileByName("spec"), func(c *dataplane.Config) bool { return c.LB == dataplane.PickFirst }},
+			dataplane.ProfileByName("spec"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.LB == dataplane.PickFirst
+			}},
 		{"retry policy, capped at 5 attempts (A6)", controlplane.Service{Name: "a", EndpointCount: 1,
 			Retry: &controlplane.RetryPolicy{On: []string{"unavailable", "internal"}, NumRetries: 9, BaseInterval: 100 * time.Millisecond}},
-			dataplane.ProfileByName("grpc-java"), func(c *dataplane.Config) bool {
-				return c.Retry != nil && c.Retry.MaxAttempts == 5 && c.Retry.On.Has(codes.Internal) &&
-					c.Retry.InitialBackoff == 100*time.Millisecond && c.Retry.MaxBackoff == time.Second
+			dataplane.ProfileByName("grpc-java"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Retry != nil && r.Retry.MaxAttempts == 5 && r.Retry.On.Has(codes.Internal) &&
+					r.Retry.InitialBackoff == 100*time.Millisecond && r.Retry.MaxBackoff == time.Second
 			}},
 		{"grpc-go does not cap xDS retry attempts", controlplane.Service{Name: "a", EndpointCount: 1,
 			Retry: &controlplane.RetryPolicy{NumRetries: 9}}, dataplane.ProfileByName("grpc-go"),
-			func(c *dataplane.Config) bool { return c.Retry.MaxAttempts == 10 }},
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Retry.MaxAttempts == 10
+			}},
 		{"session cookie in the filter, DRAINING allowed by default", controlplane.Service{Name: "a", EndpointCount: 1,
 			Session: &controlplane.SessionAffinity{CookieName: "s", CookiePath: "/svc"}}, dataplane.ProfileByName("spec"),
-			func(c *dataplane.Config) bool {
-				return c.Session != nil && c.Session.Cookie == "s" && c.Session.Path == "/svc" && c.OverrideHostStatus == draining
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Session != nil && r.Session.Cookie == "s" && r.Session.Path == "/svc" && c.OverrideHostStatus == draining
 			}},
 		{"session cookie per route", controlplane.Service{Name: "a", EndpointCount: 1,
 			Session: &controlplane.SessionAffinity{CookieName: "r", PerRoute: true}}, dataplane.ProfileByName("spec"),
-			func(c *dataplane.Config) bool { return c.Session != nil && c.Session.Cookie == "r" }},
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Session != nil && r.Session.Cookie == "r"
+			}},
 		{"explicit override_host_status", controlplane.Service{Name: "a", EndpointCount: 1,
 			Session:            &controlplane.SessionAffinity{CookieName: "s"},
 			OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_HEALTHY}}, dataplane.ProfileByName("spec"),
-			func(c *dataplane.Config) bool { return c.OverrideHostStatus == 1<<corepb.HealthStatus_HEALTHY }},
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == 1<<corepb.HealthStatus_HEALTHY
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := build(t, tc.svc, tc.prof); !tc.want(c) {
-				t.Errorf("config = %+v (retry %+v, session %+v)", c, c.Retry, c.Session)
+			c := build(t, tc.svc, tc.prof)
+			r, cl := c.RouteFor("/xdssim.Echo/Call"), &c.Clusters[0]
+			if !tc.want(c, r, cl) {
+				t.Errorf("config = %+v (route %+v)", c, r)
 			}
 		})
 	}

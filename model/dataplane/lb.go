@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"math"
 	"time"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -71,16 +72,44 @@ type Env struct {
 }
 
 // Channel is the data-plane half of one client's channel to one target:
-// the config it uses, its subchannels and its sessions.
+// the config it uses and, per cluster, its subchannels and priorities;
+// and its sessions.
 type Channel struct {
-	cfg  *Config
-	subs []subchannel // one per cfg.Endpoints
-	next int          // round_robin's cursor
-	pf   int          // pick_first's endpoint + 1; 0: none
+	cfg *Config
+	cls []clusterLB // per cfg.Clusters
 	// sessions are the client's A55 sessions on this channel.
 	sessions    []SessionState
 	nextSession int
 }
+
+// clusterLB is a channel's load-balancing state for one cluster: the
+// policy tree gRPC builds under the cluster (gRFC A27 priority, then
+// weighted_target over localities, then the endpoint policy).
+type clusterLB struct {
+	subs  []subchannel // per Cluster.Endpoints
+	next  []int        // round_robin's cursor per locality
+	pf    int          // pick_first's endpoint + 1; 0: none
+	prios []priority
+}
+
+// priority is one child of gRFC A27's priority policy.
+type priority struct {
+	on      bool     // the child was started (its subchannels connect)
+	started sim.Time // when
+	// ready: the child has been READY since it started or since it last
+	// failed; failed: it reported TRANSIENT_FAILURE since it was last
+	// READY. Either ends its failover timer.
+	ready, failed bool
+}
+
+// FailoverTimeout is how long gRFC A27's priority policy waits for a
+// priority it started to become READY before it starts the next one
+// (grpc-go balancer/priority DefaultPriorityInitTimeout).
+const FailoverTimeout = 10 * time.Second
+
+// notStarted is the next attempt of a subchannel whose priority has not
+// started: it never connects until it does.
+const notStarted = sim.Time(math.MaxInt64)
 
 // SessionState is one stateful session: the backend its cookie names.
 type SessionState struct {
@@ -92,51 +121,93 @@ type SessionState struct {
 // Config returns the channel's config; nil before it has one.
 func (ch *Channel) Config() *Config { return ch.cfg }
 
-// SetConfig switches the channel to cfg at now. Subchannels to backends
-// that cfg still names keep their connections; new ones start connecting
-// at once (round_robin connects to every endpoint). Setting nil drops the
-// config and every connection.
+// SetConfig switches the channel to cfg at now. A cluster that cfg keeps
+// keeps its priorities, and its subchannels to backends that cfg still
+// names keep their connections; new subchannels of a started priority
+// start connecting at once (round_robin connects to every endpoint), and
+// a new cluster starts its first priority. Setting nil drops the config
+// and every connection.
 func (ch *Channel) SetConfig(cfg *Config, now sim.Time) {
 	if cfg == ch.cfg {
 		return
 	}
-	old := ch.subs
-	var subs []subchannel
+	var cls []clusterLB
 	if cfg != nil {
-		subs = make([]subchannel, len(cfg.Endpoints))
-		for i, e := range cfg.Endpoints {
-			subs[i] = subchannel{backend: e.Backend, nextAttempt: now}
-			for _, o := range old {
-				if o.backend == e.Backend {
-					subs[i] = o
+		cls = make([]clusterLB, len(cfg.Clusters))
+		for ci := range cfg.Clusters {
+			cls[ci] = ch.rebuild(&cfg.Clusters[ci], now)
+		}
+	}
+	ch.cfg, ch.cls = cfg, cls
+}
+
+// rebuild makes the state of cluster c from the state the channel has
+// for a cluster of its name.
+func (ch *Channel) rebuild(c *Cluster, now sim.Time) clusterLB {
+	var old *clusterLB
+	if ch.cfg != nil {
+		if k := ch.cfg.ClusterIndex(c.Name); k >= 0 {
+			old = &ch.cls[k]
+		}
+	}
+	st := clusterLB{subs: make([]subchannel, len(c.Endpoints)), next: make([]int, len(c.Localities)), prios: make([]priority, c.Priorities)}
+	if old != nil {
+		copy(st.prios, old.prios)
+		if len(old.next) == len(st.next) {
+			for l := range st.next {
+				if old.next[l] < c.Localities[l].N {
+					st.next[l] = old.next[l]
+				}
+			}
+		}
+	}
+	if len(st.prios) > 0 && !st.prios[0].on {
+		st.prios[0] = priority{on: true, started: now}
+	}
+	for i, e := range c.Endpoints {
+		next := notStarted
+		if st.prios[c.Localities[e.Locality].Priority].on {
+			next = now
+		}
+		st.subs[i] = subchannel{backend: e.Backend, nextAttempt: next}
+		if old != nil {
+			for _, o := range old.subs {
+				if o.backend == e.Backend && o.nextAttempt != notStarted {
+					st.subs[i] = o
 					break
 				}
 			}
 		}
 	}
-	if ch.pf > 0 && ch.pf <= len(old) {
-		b := old[ch.pf-1].backend
-		ch.pf = 0
-		for i := range subs {
-			if subs[i].backend == b {
-				ch.pf = i + 1
+	if old != nil && old.pf > 0 && old.pf <= len(old.subs) {
+		b := old.subs[old.pf-1].backend
+		for i := range st.subs {
+			if st.subs[i].backend == b {
+				st.pf = i + 1
 			}
 		}
 	}
-	ch.cfg, ch.subs = cfg, subs
-	if ch.next >= len(subs) {
-		ch.next = 0
+	return st
+}
+
+// ClusterIndex returns the index of the cluster named name, or -1.
+func (c *Config) ClusterIndex(name string) int {
+	for i := range c.Clusters {
+		if c.Clusters[i].Name == name {
+			return i
+		}
 	}
+	return -1
 }
 
 // Reset forgets the channel's config, connections and sessions, as a
 // client restart does.
 func (ch *Channel) Reset() { *ch = Channel{} }
 
-// state works out subchannel i's state at env.Now, and when it becomes
-// ready if it is connecting.
-func (ch *Channel) state(i int, env *Env) (SubchannelState, sim.Time) {
-	sc := &ch.subs[i]
+// state works out the state of subchannel i of cluster ci at env.Now, and
+// when it becomes ready if it is connecting.
+func (ch *Channel) state(ci, i int, env *Env) (SubchannelState, sim.Time) {
+	sc := &ch.cls[ci].subs[i]
 	b := env.Backends.Get(sc.backend)
 	now := env.Now
 	if sc.gen != 0 {
@@ -194,18 +265,21 @@ const (
 // Pick is the outcome of picking an endpoint for one RPC.
 type Pick struct {
 	Result PickResult
-	// Endpoint indexes the config's endpoints; Backend and Gen are the
+	// Endpoint indexes the cluster's endpoints; Backend and Gen are the
 	// backend and the incarnation the connection reaches.
 	Endpoint     int
 	Backend, Gen uint32
 	// At is when the RPC can go: now, or when a queued pick's subchannel
 	// becomes ready.
 	At sim.Time
-	// NoEndpoint is set on a failed pick when the config has no endpoint
+	// NoEndpoint is set on a failed pick when the cluster has no endpoint
 	// the policy may use at all; NoConfig when the channel has no config
-	// (the resolver reported an error since the RPC began).
-	NoEndpoint bool
-	NoConfig   bool
+	// (the resolver reported an error since the RPC began); ClusterFailed
+	// when an error took the RPC's cluster away, with its Cause.
+	NoEndpoint    bool
+	NoConfig      bool
+	ClusterFailed bool
+	Cause         Cause
 	// AffinityBroken is set when the RPC belongs to a session whose
 	// backend could not be used, so it went elsewhere (gRFC A55).
 	AffinityBroken bool
@@ -220,56 +294,61 @@ func childUsable(h corepb.HealthStatus) bool {
 	return h == corepb.HealthStatus_HEALTHY || h == corepb.HealthStatus_UNKNOWN
 }
 
-// Pick picks an endpoint for an RPC. session is the RPC's session, or -1.
-// A channel without a config is in TRANSIENT_FAILURE: the pick fails, as
-// a retry's pick does after the resolver reports an error (grpc-go
+// Pick picks an endpoint of cluster ci (an index into the config's
+// Clusters) for an RPC. session is the RPC's session, or -1. A channel
+// without a config is in TRANSIENT_FAILURE: the pick fails, as a retry's
+// pick does after the resolver reports an error (grpc-go
 // picker_wrapper.go: a TRANSIENT_FAILURE picker fails non-wait-for-ready
-// RPCs).
-func (ch *Channel) Pick(env *Env, session int) Pick {
+// RPCs). A failed cluster's picker fails every pick with its error.
+func (ch *Channel) Pick(env *Env, ci, session int) Pick {
 	if ch.cfg == nil {
 		return Pick{Result: Failed, NoConfig: true, At: env.Now}
+	}
+	if c := &ch.cfg.Clusters[ci]; c.Failed {
+		return Pick{Result: Failed, ClusterFailed: true, Cause: c.Cause, At: env.Now}
 	}
 	if session >= 0 {
 		s := &ch.sessions[session]
 		if s.host != 0 {
-			if p, ok := ch.overridePick(env, s.host-1); ok {
+			if p, ok := ch.overridePick(env, ci, s.host-1); ok {
 				return p
 			}
-			p := ch.childPick(env)
+			p := ch.priorityPick(env, ci)
 			p.AffinityBroken = true
 			if p.Result != Failed {
 				s.host = p.Backend + 1 // the response sets a new cookie
 			}
 			return p
 		}
-		p := ch.childPick(env)
+		p := ch.priorityPick(env, ci)
 		if p.Result != Failed {
 			s.host = p.Backend + 1
 		}
 		return p
 	}
-	return ch.childPick(env)
+	return ch.priorityPick(env, ci)
 }
 
 // overridePick is xds_override_host's pick for a session's backend (gRFC
 // A55 picker pseudo-code): the backend's subchannel if its health is in
 // override_host_status and it is READY, or a queued pick if it is
 // connecting; otherwise the child policy picks.
-func (ch *Channel) overridePick(env *Env, backend uint32) (Pick, bool) {
-	allowed := ch.cfg.OverrideHostStatus
+func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, bool) {
+	c := &ch.cfg.Clusters[ci]
+	allowed := c.OverrideHostStatus
 	if !env.Profile.OverrideHost {
 		// grpc-go keeps only HEALTHY and UNKNOWN endpoints.
 		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
 	}
-	for i, e := range ch.cfg.Endpoints {
-		if e.Backend != backend || !allowed.Has(e.Health) {
+	for i, e := range c.Endpoints {
+		if e.Backend != backend || !allowed.Has(e.Health) || ch.cls[ci].subs[i].nextAttempt == notStarted {
 			continue
 		}
-		switch st, at := ch.state(i, env); st {
+		switch st, at := ch.state(ci, i, env); st {
 		case Ready:
-			return ch.picked(i, env.Now), true
+			return ch.picked(ci, i, env.Now), true
 		case Connecting:
-			p := ch.picked(i, at)
+			p := ch.picked(ci, i, at)
 			p.Result = Queued
 			return p, true
 		}
@@ -277,66 +356,221 @@ func (ch *Channel) overridePick(env *Env, backend uint32) (Pick, bool) {
 	return Pick{}, false
 }
 
-func (ch *Channel) picked(i int, at sim.Time) Pick {
-	sc := &ch.subs[i]
+func (ch *Channel) picked(ci, i int, at sim.Time) Pick {
+	sc := &ch.cls[ci].subs[i]
 	return Pick{Result: Picked, Endpoint: i, Backend: sc.backend, Gen: sc.gen, At: at}
 }
 
-// childPick is the cluster's policy picking among usable endpoints.
-func (ch *Channel) childPick(env *Env) Pick {
-	n := len(ch.subs)
+// priorityPick is gRFC A27's priority policy: it uses the first priority
+// that is READY, or CONNECTING within its failover timer (or since it was
+// last READY); a priority in TRANSIENT_FAILURE or whose timer ran out
+// starts the next one. A higher priority that recovers takes over again.
+// When every priority fails, the last one's picker fails the RPC. The
+// children's states are worked out at the pick, as the subchannels' are.
+func (ch *Channel) priorityPick(env *Env, ci int) Pick {
+	c := &ch.cfg.Clusters[ci]
+	if c.Priorities <= 1 {
+		return ch.pickIn(env, ci, 0)
+	}
+	st := &ch.cls[ci]
+	var last Pick
+	queued := Pick{Result: Failed}
+	for p := range st.prios {
+		ps := &st.prios[p]
+		if !ps.on {
+			ch.startPriority(ci, p, env.Now)
+		}
+		pk := ch.pickIn(env, ci, uint32(p))
+		switch pk.Result {
+		case Picked:
+			ps.ready, ps.failed = true, false
+			return pk
+		case Queued:
+			// A queued RPC is picked again at every picker update: it
+			// goes with the first priority to become READY.
+			if queued.Result != Queued || pk.At < queued.At {
+				queued = pk
+			}
+			if !ps.failed && (ps.ready || env.Now < ps.started.Add(FailoverTimeout)) {
+				return queued
+			}
+		case Failed:
+			ps.ready, ps.failed = false, true
+		}
+		last = pk
+	}
+	// Every priority failed or timed out: the last one's picker decides
+	// (grpc-go balancer/priority syncPriority).
+	if last.Result == Queued {
+		return queued
+	}
+	return last
+}
+
+// startPriority starts priority p of cluster ci at now: its subchannels
+// begin to connect.
+func (ch *Channel) startPriority(ci, p int, now sim.Time) {
+	st := &ch.cls[ci]
+	st.prios[p] = priority{on: true, started: now}
+	c := &ch.cfg.Clusters[ci]
+	for i, e := range c.Endpoints {
+		if int(c.Localities[e.Locality].Priority) == p && st.subs[i].nextAttempt == notStarted {
+			st.subs[i].nextAttempt = now
+		}
+	}
+}
+
+// pickIn is priority p's child: weighted_target over the priority's
+// localities, each with the cluster's endpoint policy (gRFC A52
+// xds_wrr_locality for round_robin and least_request), or ring_hash and
+// pick_first over all of the priority's endpoints (gRFC A42, A62).
+func (ch *Channel) pickIn(env *Env, ci int, p uint32) Pick {
+	c := &ch.cfg.Clusters[ci]
+	first, last := -1, -1 // the priority's localities
+	for l, loc := range c.Localities {
+		if loc.Priority == p {
+			if first < 0 {
+				first = l
+			}
+			last = l
+		}
+	}
+	if first < 0 {
+		return Pick{Result: Failed, NoEndpoint: true, At: env.Now}
+	}
+	lo, hi := c.Localities[first].First, c.Localities[last].First+c.Localities[last].N
+	if first == last || c.LB == RingHash || c.LB == PickFirst {
+		return ch.endpointPick(env, ci, lo, hi, first)
+	}
+	return ch.localityPick(env, ci, first, last)
+}
+
+// localityPick is weighted_target: a random pick, by locality weight,
+// among the localities whose child is READY (grpc-go
+// balancer/weightedtarget, a random WRR over the READY children); none
+// READY, the RPC waits for the first one connecting, or fails.
+func (ch *Channel) localityPick(env *Env, ci, first, last int) Pick {
+	c := &ch.cfg.Clusters[ci]
+	var total uint64
+	usable := false
+	queued, qi := sim.Time(0), -1
+	for l := first; l <= last; l++ {
+		st, at, any := ch.localityState(env, ci, l)
+		usable = usable || any
+		switch st {
+		case Ready:
+			total += uint64(c.Localities[l].Weight)
+		case Connecting:
+			if qi < 0 || at < queued {
+				queued, qi = at, l
+			}
+		}
+	}
+	if total > 0 {
+		x := uint64(env.Rand.Float64() * float64(total))
+		for l := first; l <= last; l++ {
+			if st, _, _ := ch.localityState(env, ci, l); st != Ready {
+				continue
+			}
+			if w := uint64(c.Localities[l].Weight); x >= w {
+				x -= w
+				continue
+			}
+			loc := c.Localities[l]
+			return ch.endpointPick(env, ci, loc.First, loc.First+loc.N, l)
+		}
+	}
+	if qi >= 0 {
+		loc := c.Localities[qi]
+		return ch.endpointPick(env, ci, loc.First, loc.First+loc.N, qi)
+	}
+	return Pick{Result: Failed, NoEndpoint: !usable, At: env.Now}
+}
+
+// localityState is the state of locality l's child: READY if one of its
+// usable subchannels is, else CONNECTING (with when the first becomes
+// ready) if one is, else TRANSIENT_FAILURE. any reports whether it has a
+// usable endpoint at all.
+func (ch *Channel) localityState(env *Env, ci, l int) (st SubchannelState, at sim.Time, any bool) {
+	c := &ch.cfg.Clusters[ci]
+	loc := c.Localities[l]
+	st = TransientFailure
+	for i := loc.First; i < loc.First+loc.N; i++ {
+		if !childUsable(c.Endpoints[i].Health) {
+			continue
+		}
+		any = true
+		switch s, t := ch.state(ci, i, env); s {
+		case Ready:
+			return Ready, t, true
+		case Connecting:
+			if st != Connecting || t < at {
+				st, at = Connecting, t
+			}
+		}
+	}
+	return st, at, any
+}
+
+// endpointPick is the cluster's endpoint policy over endpoints [lo, hi)
+// (locality l's for round_robin's cursor).
+func (ch *Channel) endpointPick(env *Env, ci, lo, hi, l int) Pick {
+	c := &ch.cfg.Clusters[ci]
+	st := &ch.cls[ci]
+	n := hi - lo
 	start := 0
-	switch ch.cfg.LB {
+	switch c.LB {
 	case RoundRobin:
-		start = ch.next
+		start = st.next[l]
 	case PickFirst:
 		// pick_first stays on its connected endpoint while it is ready,
 		// and otherwise tries the endpoints in order (gRFC A62).
-		if ch.pf > 0 {
-			if st, _ := ch.state(ch.pf-1, env); st == Ready {
-				return ch.picked(ch.pf-1, env.Now)
+		if st.pf > lo && st.pf <= hi {
+			if s, _ := ch.state(ci, st.pf-1, env); s == Ready {
+				return ch.picked(ci, st.pf-1, env.Now)
 			}
 		}
 	case RingHash:
 		// No hash policy: a random hash per RPC, then the ring walks to
-		// the next usable endpoint (gRFC A42).
+		// the next usable endpoint (gRFC A42); an endpoint's share of the
+		// ring is its weight times its locality's.
 		if n > 0 {
-			start = env.Rand.IntN(n)
+			start = ringStart(env.Rand, c, lo, hi)
 		}
 	case LeastRequest:
 		// Two random choices; the one with fewer outstanding RPCs if
 		// ready (gRFC A48).
 		if n > 0 {
-			a, b := env.Rand.IntN(n), env.Rand.IntN(n)
-			if ch.subs[b].inflight < ch.subs[a].inflight {
+			a, b := lo+env.Rand.IntN(n), lo+env.Rand.IntN(n)
+			if st.subs[b].inflight < st.subs[a].inflight {
 				a = b
 			}
-			if childUsable(ch.cfg.Endpoints[a].Health) {
-				if st, _ := ch.state(a, env); st == Ready {
-					return ch.picked(a, env.Now)
+			if childUsable(c.Endpoints[a].Health) {
+				if s, _ := ch.state(ci, a, env); s == Ready {
+					return ch.picked(ci, a, env.Now)
 				}
 			}
-			start = a
+			start = a - lo
 		}
 	}
 	usable := false
 	queued, qi := sim.Time(0), -1
 	for k := range n {
-		i := (start + k) % n
-		if !childUsable(ch.cfg.Endpoints[i].Health) {
+		i := lo + (start+k)%n
+		if !childUsable(c.Endpoints[i].Health) {
 			continue
 		}
 		usable = true
-		st, at := ch.state(i, env)
-		switch st {
+		s, at := ch.state(ci, i, env)
+		switch s {
 		case Ready:
-			if ch.cfg.LB == RoundRobin {
-				ch.next = (i + 1) % n
+			if c.LB == RoundRobin {
+				st.next[l] = (i - lo + 1) % n
 			}
-			if ch.cfg.LB == PickFirst {
-				ch.pf = i + 1
+			if c.LB == PickFirst {
+				st.pf = i + 1
 			}
-			return ch.picked(i, env.Now)
+			return ch.picked(ci, i, env.Now)
 		case Connecting:
 			if qi < 0 || at < queued {
 				queued, qi = at, i
@@ -344,17 +578,45 @@ func (ch *Channel) childPick(env *Env) Pick {
 		}
 	}
 	if qi >= 0 {
-		if ch.cfg.LB == RoundRobin {
-			ch.next = (qi + 1) % n
+		if c.LB == RoundRobin {
+			st.next[l] = (qi - lo + 1) % n
 		}
-		if ch.cfg.LB == PickFirst {
-			ch.pf = qi + 1
+		if c.LB == PickFirst {
+			st.pf = qi + 1
 		}
-		p := ch.picked(qi, queued)
+		p := ch.picked(ci, qi, queued)
 		p.Result = Queued
 		return p
 	}
 	return Pick{Result: Failed, NoEndpoint: !usable, At: env.Now}
+}
+
+// ringStart draws where a random hash lands among endpoints [lo, hi): each
+// endpoint owns a share of the ring proportional to its weight times its
+// locality's (gRFC A42). It returns an offset from lo. Equal weights draw
+// as a uniform index.
+func ringStart(r *sim.Rand, c *Cluster, lo, hi int) int {
+	w := func(i int) uint64 {
+		e := &c.Endpoints[i]
+		return uint64(max(e.Weight, 1)) * uint64(max(c.Localities[e.Locality].Weight, 1))
+	}
+	equal := true
+	var total uint64
+	for i := lo; i < hi; i++ {
+		total += w(i)
+		equal = equal && w(i) == w(lo)
+	}
+	if equal {
+		return r.IntN(hi - lo)
+	}
+	x := uint64(r.Float64() * float64(total))
+	for i := lo; i < hi; i++ {
+		if x < w(i) {
+			return i - lo
+		}
+		x -= w(i)
+	}
+	return hi - 1 - lo
 }
 
 // Started and Finished count an attempt in flight on a backend, for
@@ -363,12 +625,15 @@ func (ch *Channel) Started(backend uint32)  { ch.inflight(backend, 1) }
 func (ch *Channel) Finished(backend uint32) { ch.inflight(backend, -1) }
 
 func (ch *Channel) inflight(backend uint32, d int) {
-	for i := range ch.subs {
-		if ch.subs[i].backend == backend {
-			if d > 0 || ch.subs[i].inflight > 0 {
-				ch.subs[i].inflight = uint16(int(ch.subs[i].inflight) + d)
+	for ci := range ch.cls {
+		subs := ch.cls[ci].subs
+		for i := range subs {
+			if subs[i].backend == backend {
+				if d > 0 || subs[i].inflight > 0 {
+					subs[i].inflight = uint16(int(subs[i].inflight) + d)
+				}
+				return
 			}
-			return
 		}
 	}
 }

@@ -24,12 +24,14 @@ type world struct {
 func newWorld(n int, prof Profile) *world {
 	w := &world{link: network.LinkConfig{Latency: sim.Constant(time.Millisecond)}, bo: network.DefaultBackoffConfig()}
 	w.bs.Defaults.ServiceTime = sim.Constant(time.Millisecond)
-	w.cfg = &Config{LB: RoundRobin, OverrideHostStatus: DefaultOverrideHostStatus}
+	c := Cluster{Name: "c", LB: RoundRobin, OverrideHostStatus: DefaultOverrideHostStatus, Priorities: 1,
+		Localities: []Locality{{Weight: uint32(max(n, 1)), N: n}}}
 	for i := range n {
 		addr := string(rune('a'+i)) + ":80"
-		w.cfg.Endpoints = append(w.cfg.Endpoints, Endpoint{Address: addr, Health: corepb.HealthStatus_HEALTHY,
+		c.Endpoints = append(c.Endpoints, Endpoint{Address: addr, Health: corepb.HealthStatus_HEALTHY,
 			Backend: w.bs.ID(BackendKey("c", addr))})
 	}
+	w.cfg = &Config{Routes: []Route{{Prefix: "/", Clusters: []WeightedCluster{{Cluster: 0, Weight: 1}}}}, Clusters: []Cluster{c}}
 	w.env = Env{Backends: &w.bs, Backoff: &w.bo, Link: &w.link, Rand: sim.NewStream(1, "test"), Profile: prof}
 	w.ch.SetConfig(w.cfg, 0)
 	return w
@@ -37,8 +39,11 @@ func newWorld(n int, prof Profile) *world {
 
 func (w *world) pick(at time.Duration, session int) Pick {
 	w.env.Now = sim.Time(0).Add(at)
-	return w.ch.Pick(&w.env, session)
+	return w.ch.Pick(&w.env, 0, session)
 }
+
+// cluster is the world's one cluster.
+func (w *world) cluster() *Cluster { return &w.cfg.Clusters[0] }
 
 func TestRoundRobinQueuesUntilConnectedThenRotates(t *testing.T) {
 	w := newWorld(3, ProfileByName("grpc-go"))
@@ -88,8 +93,8 @@ func TestRoundRobinSkipsADeadBackendAndFailsWhenAllAreDown(t *testing.T) {
 
 func TestNoUsableEndpointFailsTheRPC(t *testing.T) {
 	w := newWorld(2, ProfileByName("spec"))
-	for i := range w.cfg.Endpoints {
-		w.cfg.Endpoints[i].Health = corepb.HealthStatus_DRAINING
+	for i := range w.cluster().Endpoints {
+		w.cluster().Endpoints[i].Health = corepb.HealthStatus_DRAINING
 	}
 	if p := w.pick(0, -1); p.Result != Failed || !p.NoEndpoint {
 		t.Errorf("pick over draining endpoints = %+v, want failed with no endpoint", p)
@@ -114,7 +119,7 @@ func TestSessionAffinityToADrainingHost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(3, ProfileByName(tc.profile))
-			w.cfg.OverrideHostStatus = tc.statuses
+			w.cluster().OverrideHostStatus = tc.statuses
 			idx, started := w.ch.Session(0, 1, 0, 0)
 			if !started {
 				t.Fatal("the first session did not start")
@@ -128,8 +133,9 @@ func TestSessionAffinityToADrainingHost(t *testing.T) {
 				t.Fatalf("second pick of the session = %+v, want backend %d again", next, first.Backend)
 			}
 			drained := *w.cfg
-			drained.Endpoints = append([]Endpoint(nil), w.cfg.Endpoints...)
-			drained.Endpoints[first.Endpoint].Health = corepb.HealthStatus_DRAINING
+			drained.Clusters = []Cluster{*w.cluster()}
+			drained.Clusters[0].Endpoints = append([]Endpoint(nil), w.cluster().Endpoints...)
+			drained.Clusters[0].Endpoints[first.Endpoint].Health = corepb.HealthStatus_DRAINING
 			w.ch.SetConfig(&drained, sim.Time(0).Add(12*time.Millisecond))
 			p := w.pick(13*time.Millisecond, idx)
 			if p.AffinityBroken != tc.wantBroken || (p.Backend == first.Backend) == tc.wantBroken {

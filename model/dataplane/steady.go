@@ -14,40 +14,47 @@ import (
 // before the RPC's deadline: what RPCs it carries then makes no difference
 // to any outcome, only to how many there were. A caller may then account
 // for a run of such RPCs in bulk (Steady, SkipPicks, SkipSessionRPCs)
-// rather than pick, answer and finish each.
+// rather than pick, answer and finish each. All of them are about one
+// cluster: the one the RPCs' route takes them to.
 
-// Steady reports whether the channel is steady at env.Now for RPCs with
-// the given deadline (0: none): it has a config with at least one endpoint
-// its policy may use; every such endpoint is READY, on the incarnation its
-// backend runs, and its backend fails no RPC and answers within the
-// deadline whatever its service time draws; and, when sessions is set,
-// every session has its cookie's host READY where the override policy may
-// use it (gRFC A55), so that no session breaks.
-func (ch *Channel) Steady(env *Env, deadline time.Duration, sessions bool) bool {
-	if ch.cfg == nil {
+// Steady reports whether the channel is steady at env.Now for RPCs to
+// cluster ci with the given deadline (0: none): the cluster has one
+// priority and one locality (a pick then draws nothing the bulk path
+// would skip but ring_hash's and least_request's own draws) and at least
+// one endpoint its policy may use; every such endpoint is READY, on the
+// incarnation its backend runs, and its backend fails no RPC and answers
+// within the deadline whatever its service time draws; and, when sessions
+// is set, every session has its cookie's host READY where the override
+// policy may use it (gRFC A55), so that no session breaks.
+func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions bool) bool {
+	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
+		return false
+	}
+	c := &ch.cfg.Clusters[ci]
+	if c.Failed || c.Priorities != 1 || len(c.Localities) != 1 {
 		return false
 	}
 	usable := false
-	for i, e := range ch.cfg.Endpoints {
+	for i, e := range c.Endpoints {
 		if !childUsable(e.Health) {
 			continue
 		}
 		usable = true
-		if !ch.answersOK(i, env, deadline) {
+		if !ch.answersOK(ci, i, env, deadline) {
 			return false
 		}
 	}
 	if !usable || !sessions {
 		return usable
 	}
-	allowed := ch.overrideAllowed(env)
+	allowed := ch.overrideAllowed(ci, env)
 	for _, s := range ch.sessions {
 		if s.host == 0 || s.started < 0 {
 			return false // its next RPC starts it: let it pick exactly
 		}
 		ok := false
-		for i, e := range ch.cfg.Endpoints {
-			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.answersOK(i, env, deadline) {
+		for i, e := range c.Endpoints {
+			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.answersOK(ci, i, env, deadline) {
 				ok = true
 				break
 			}
@@ -59,14 +66,15 @@ func (ch *Channel) Steady(env *Env, deadline time.Duration, sessions bool) bool 
 	return len(ch.sessions) > 0
 }
 
-// answersOK reports whether endpoint i is READY now and its backend
-// answers every RPC OK within deadline (0: none).
-func (ch *Channel) answersOK(i int, env *Env, deadline time.Duration) bool {
-	if st, _ := ch.state(i, env); st != Ready {
+// answersOK reports whether endpoint i of cluster ci is READY now and its
+// backend answers every RPC OK within deadline (0: none).
+func (ch *Channel) answersOK(ci, i int, env *Env, deadline time.Duration) bool {
+	if st, _ := ch.state(ci, i, env); st != Ready {
 		return false
 	}
-	b := env.Backends.Get(ch.subs[i].backend)
-	if !b.Up || b.Gen != ch.subs[i].gen || b.ErrorRate > 0 {
+	sc := &ch.cls[ci].subs[i]
+	b := env.Backends.Get(sc.backend)
+	if !b.Up || b.Gen != sc.gen || b.ErrorRate > 0 {
 		return false
 	}
 	if deadline == 0 {
@@ -77,25 +85,27 @@ func (ch *Channel) answersOK(i int, env *Env, deadline time.Duration) bool {
 }
 
 // overrideAllowed is the set of health statuses the override policy may
-// send a session's RPC to (see overridePick).
-func (ch *Channel) overrideAllowed(env *Env) HealthSet {
-	allowed := ch.cfg.OverrideHostStatus
+// send a session's RPC to in cluster ci (see overridePick).
+func (ch *Channel) overrideAllowed(ci int, env *Env) HealthSet {
+	allowed := ch.cfg.Clusters[ci].OverrideHostStatus
 	if !env.Profile.OverrideHost {
 		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
 	}
 	return allowed
 }
 
-// SkipPicks moves the policy's state on as k picks without sessions on a
-// steady channel would: round_robin's cursor passes k usable endpoints;
-// pick_first stays where it is; ring_hash and least_request keep no state
-// between picks (their random draws are not made).
-func (ch *Channel) SkipPicks(k int) {
-	if k <= 0 || ch.cfg == nil || ch.cfg.LB != RoundRobin {
+// SkipPicks moves cluster ci's policy state on as k picks without
+// sessions on a steady channel would: round_robin's cursor passes k
+// usable endpoints; pick_first stays where it is; ring_hash and
+// least_request keep no state between picks (their random draws are not
+// made).
+func (ch *Channel) SkipPicks(ci, k int) {
+	if k <= 0 || ch.cfg == nil || ch.cfg.Clusters[ci].LB != RoundRobin || len(ch.cls[ci].next) != 1 {
 		return
 	}
+	c := &ch.cfg.Clusters[ci]
 	var usable []int
-	for i, e := range ch.cfg.Endpoints {
+	for i, e := range c.Endpoints {
 		if childUsable(e.Health) {
 			usable = append(usable, i)
 		}
@@ -105,12 +115,13 @@ func (ch *Channel) SkipPicks(k int) {
 	}
 	// The next pick takes the first usable endpoint at or after the
 	// cursor; k picks end on the k-th from there.
+	next := &ch.cls[ci].next[0]
 	j := 0
-	for j < len(usable) && usable[j] < ch.next {
+	for j < len(usable) && usable[j] < *next {
 		j++
 	}
 	last := usable[(j+k-1)%len(usable)]
-	ch.next = (last + 1) % len(ch.cfg.Endpoints)
+	*next = (last + 1) % len(c.Endpoints)
 }
 
 // SkipSessionRPCs takes k RPCs through the sessions of a steady channel as
@@ -121,7 +132,7 @@ func (ch *Channel) SkipPicks(k int) {
 // must already exist (Steady says so) and none may reach its lifetime
 // within the k RPCs: the caller ends a bulk run of RPCs at the first
 // session's end of life.
-func (ch *Channel) SkipSessionRPCs(env *Env, k int, maxRPCs uint32) (started int) {
+func (ch *Channel) SkipSessionRPCs(env *Env, ci, k int, maxRPCs uint32) (started int) {
 	n := len(ch.sessions)
 	if k <= 0 || n == 0 {
 		return 0
@@ -154,7 +165,7 @@ func (ch *Channel) SkipSessionRPCs(env *Env, k int, maxRPCs uint32) (started int
 	slices.SortFunc(restarts, func(a, b restart) int { return a.at - b.at })
 	for _, r := range restarts {
 		s := &ch.sessions[r.idx]
-		if p := ch.childPick(env); p.Result != Failed {
+		if p := ch.priorityPick(env, ci); p.Result != Failed {
 			s.host = p.Backend + 1
 		}
 		s.started = env.Now
@@ -178,15 +189,15 @@ func (ch *Channel) SessionsEnd(lifetime time.Duration) sim.Time {
 	return end
 }
 
-// MeanServiceTime is the mean time the backends of the endpoints the
-// policy may use take to answer an RPC; 0 without a config.
-func (ch *Channel) MeanServiceTime(b *Backends) time.Duration {
-	if ch.cfg == nil {
+// MeanServiceTime is the mean time the backends of cluster ci's
+// endpoints the policy may use take to answer an RPC; 0 without a config.
+func (ch *Channel) MeanServiceTime(ci int, b *Backends) time.Duration {
+	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
 		return 0
 	}
 	var sum time.Duration
 	n := 0
-	for _, e := range ch.cfg.Endpoints {
+	for _, e := range ch.cfg.Clusters[ci].Endpoints {
 		if childUsable(e.Health) {
 			sum += b.Get(e.Backend).ServiceTime.Mean()
 			n++

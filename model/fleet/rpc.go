@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
+	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
 )
@@ -25,6 +27,10 @@ type rpc struct {
 	instGen uint32 // the instance's rpcGen when the RPC began
 	gen     uint32 // bumped when the slot is reused; events carry it
 	session int32  // -1: none
+	// cfg and cluster are the config the RPC began on and the cluster its
+	// route picked in it (gRFC A28: once per RPC, its retries included).
+	cfg     *dataplane.Config
+	cluster int32
 	call    dataplane.Call
 	// deadline is the RPC's deadline; 0: none.
 	deadline sim.Time
@@ -89,13 +95,6 @@ type bucket struct {
 type windowRecord struct {
 	inst uint32
 	w    dataplane.Window
-}
-
-// configKey identifies a channel config: the resources it is built from,
-// which are shared by every client that has them, and the implementation.
-type configKey struct {
-	lis, rc, cl, eds *xdsclient.Decoded
-	prof             dataplane.Profile
 }
 
 func (w *world) bucketAt(t sim.Time) *bucket {
@@ -230,7 +229,7 @@ func (w *world) arrive(ii uint32) {
 	now := w.kernel.Now()
 	w.dp.rpcs++
 	w.group(ii).rpcs++
-	if inst.ch.Config() == nil && w.watchesFailed(ii) {
+	if inst.ch.Config() == nil && w.resolverFailed(ii) {
 		// The resolver reported an error: the channel is in
 		// TRANSIENT_FAILURE and a non-wait-for-ready RPC fails at once.
 		w.finish(ii, now, codes.Unavailable, w.noConfigCause(ii), false)
@@ -250,7 +249,8 @@ func (w *world) arrive(ii uint32) {
 		r.waiting = true
 		inst.waiting = append(inst.waiting, s)
 		if r.deadline != 0 {
-			r.code, r.cause = codes.DeadlineExceeded, dataplane.NoConfigCPUnreachable
+			// Its cause is known when the deadline runs out (attemptDone).
+			r.code = codes.DeadlineExceeded
 			w.kernel.Schedule(sim.Event{At: r.deadline, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
 		}
 		return
@@ -266,9 +266,18 @@ func (w *world) begin(s uint32) {
 	now := w.kernel.Now()
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	cfg := inst.ch.Config()
+	route := cfg.RouteFor(load.Method)
+	if route == nil {
+		// No route matches the method: grpc-go's config selector fails
+		// the RPC UNAVAILABLE before any pick.
+		w.rpcs.free(s)
+		w.finish(ii, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
+		return
+	}
+	r.cfg, r.cluster = cfg, int32(route.PickCluster(w.clients[inst.client].rng))
 	w.dp.attempted++
-	r.call.Start(cfg.Retry, now, r.deadline)
-	if load.Sessions > 0 && cfg.Session != nil && dataplane.PathMatches(cfg.Session.Path, load.Method) {
+	r.call.Start(route.Retry, now, r.deadline)
+	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, load.Method) {
 		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
 		r.session = int32(idx)
 		if started {
@@ -313,7 +322,13 @@ func (w *world) attempt(s uint32) {
 	b := w.bucketAt(now)
 	b.attempts++
 	env := w.env(ii)
-	p := inst.ch.Pick(&env, int(r.session))
+	var p dataplane.Pick
+	if ci, ok := w.rpcCluster(r, inst); ok {
+		p = inst.ch.Pick(&env, ci, int(r.session))
+	} else {
+		// The config changed under the RPC and no longer has its cluster.
+		p = dataplane.Pick{Result: dataplane.Failed, NoEndpoint: true, At: now}
+	}
 	if p.AffinityBroken && !r.broken {
 		r.broken = true
 		w.dp.affinityBreaks++
@@ -325,10 +340,12 @@ func (w *world) attempt(s uint32) {
 		switch {
 		case p.NoConfig:
 			cause = w.noConfigCause(ii)
+		case p.ClusterFailed:
+			cause = p.Cause
 		case p.NoEndpoint:
 			cause = dataplane.NoHealthyEndpoint
 		default:
-			cause = w.downCause(ii)
+			cause = w.downCause(ii, r)
 		}
 		w.attemptEnded(s, now, codes.Unavailable, cause)
 		return
@@ -360,17 +377,18 @@ func (w *world) attemptDone(ev sim.Event) {
 	}
 	ii, code, cause := r.inst, r.code, r.cause
 	if r.waiting {
-		// A deadline that ran out while the RPC waited for a config.
+		// A deadline that ran out while the RPC waited for a config: why
+		// there is none is as things stand now.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
 		w.rpcs.free(s)
-		w.finish(ii, w.kernel.Now(), code, cause, false)
+		w.finish(ii, w.kernel.Now(), code, w.noConfigCause(ii), false)
 		return
 	}
 	inst.ch.Finished(r.backend)
 	if !w.backends.Alive(r.backend, r.bgen) {
 		// The connection reset under the RPC: the backend crashed or
 		// restarted.
-		code, cause = codes.Unavailable, w.downCause(ii)
+		code, cause = codes.Unavailable, w.downCause(ii, r)
 	}
 	w.attemptEnded(s, w.kernel.Now(), code, cause)
 }
@@ -458,14 +476,53 @@ func (w *world) env(ii uint32) dataplane.Env {
 }
 
 // noConfigCause says why an instance has no usable config: the first
-// resource of its chain that failed, or no config from any server yet.
+// resource of its chain that an error took away; else, with nothing
+// failed, whether a control plane is reachable (it has not sent a
+// resource yet) or none is.
 func (w *world) noConfigCause(ii uint32) dataplane.Cause {
 	for _, wt := range w.insts[ii].watched {
 		if wt.failed {
 			return wt.cause
 		}
 	}
+	if w.reachable(ii) {
+		return dataplane.NoConfigResourceNotSent
+	}
 	return dataplane.NoConfigCPUnreachable
+}
+
+// reachable reports, from ground truth, whether a control plane of the
+// instance's bootstrap can be reached now: a channel to it is READY and
+// the network delivers messages between them (no blackhole holds them,
+// the server is not down). Whether an ADS stream happens to be open does
+// not matter: a server that ends every stream after its first response is
+// up and answering.
+func (w *world) reachable(ii uint32) bool {
+	inst := &w.insts[ii]
+	now := w.kernel.Now()
+	ref := w.clients[inst.client].ref
+	for k := uint32(0); k < uint32(inst.nconns); k++ {
+		c := &w.conns[inst.firstConn+k]
+		if c.ch.State() != network.Ready {
+			continue
+		}
+		if w.faults.Delivery(now, ref, int(c.cp)).Verdict == network.Delivered {
+			return true
+		}
+	}
+	return false
+}
+
+// rpcCluster returns the index of the RPC's cluster in the channel's
+// current config: the one its route picked, found again by name if the
+// config changed since.
+func (w *world) rpcCluster(r *rpc, inst *instance) (int, bool) {
+	cfg := inst.ch.Config()
+	if cfg == nil || cfg == r.cfg {
+		return int(r.cluster), true
+	}
+	k := cfg.ClusterIndex(r.cfg.Clusters[r.cluster].Name)
+	return k, k >= 0
 }
 
 // watchFailed records why a watched resource was taken away, from ground
@@ -500,9 +557,10 @@ func (w *world) serverHolds(ii uint32, t xdsclient.ResourceType, name string) bo
 	return false
 }
 
-// downCause labels a failure to reach a backend: stale EDS when the server
-// the instance is using holds other endpoints than the instance has.
-func (w *world) downCause(ii uint32) dataplane.Cause {
+// downCause labels a failure of RPC r to reach a backend: stale EDS when
+// the server the instance is using holds other endpoints for the RPC's
+// cluster than the instance has.
+func (w *world) downCause(ii uint32, r *rpc) dataplane.Cause {
 	inst := &w.insts[ii]
 	g := &w.cfg.Groups[w.clients[inst.client].group]
 	srv := 0 // the highest-priority active server (gRFC A71)
@@ -512,8 +570,12 @@ func (w *world) downCause(ii uint32) dataplane.Cause {
 			break
 		}
 	}
+	eds := ""
+	if r.cfg != nil {
+		eds = r.cfg.Clusters[r.cluster].EDS
+	}
 	for _, wt := range inst.watched {
-		if wt.typ != xdsclient.EDS || wt.res == nil {
+		if wt.typ != xdsclient.EDS || wt.res == nil || (eds != "" && wt.name != eds) {
 			continue
 		}
 		cur, ok := w.servers[g.Servers[srv]].Lookup(controlplane.EDS, wt.name)
@@ -524,28 +586,68 @@ func (w *world) downCause(ii uint32) dataplane.Cause {
 	return dataplane.BackendDown
 }
 
-// channelConfig returns the shared data-plane config of a complete set of
+// channelConfig returns the shared data-plane config of a resolved set of
 // resources, building it the first time.
-func (w *world) channelConfig(ii uint32, lis, rc, cl, eds *xdsclient.Decoded) *dataplane.Config {
+func (w *world) channelConfig(ii uint32, lis, rc *xdsclient.Decoded, clusters []clusterRef) *dataplane.Config {
 	g := &w.cfg.Groups[w.clients[w.insts[ii].client].group]
-	key := configKey{lis: lis, rc: rc, cl: cl, eds: eds, prof: g.DataPlane}
-	if c, ok := w.dpConfigs[key]; ok {
+	id := func(d *xdsclient.Decoded) uint32 {
+		if d == nil {
+			return 0
+		}
+		n, ok := w.ids[d]
+		if !ok {
+			n = uint32(len(w.ids) + 1)
+			w.ids[d] = n
+		}
+		return n
+	}
+	// The key: the resources it is built from, which are shared by every
+	// client that has them (by their ids; a failed cluster by its cause),
+	// and the implementation. Looking a []byte key up does not allocate.
+	b := binary.LittleEndian.AppendUint32(w.keyBuf[:0], id(lis))
+	b = binary.LittleEndian.AppendUint32(b, id(rc))
+	prof, ok := w.profIDs[g.DataPlane]
+	if !ok {
+		prof = uint32(len(w.profIDs))
+		w.profIDs[g.DataPlane] = prof
+	}
+	b = binary.LittleEndian.AppendUint32(b, prof)
+	for _, c := range clusters {
+		b = binary.LittleEndian.AppendUint32(b, id(c.cl))
+		b = binary.LittleEndian.AppendUint32(b, id(c.eds))
+		if c.failed {
+			b = append(b, 1+byte(c.cause))
+		} else {
+			b = append(b, 0)
+		}
+		b = append(b, c.name...)
+		b = append(b, 0)
+	}
+	w.keyBuf = b
+	if c, ok := w.dpConfigs[string(b)]; ok {
 		return c
 	}
 	var route *routepb.RouteConfiguration
 	if rc != nil {
 		route = rc.Message.(*routepb.RouteConfiguration)
 	}
+	res := make([]dataplane.ClusterResources, len(clusters))
+	for i, c := range clusters {
+		res[i] = dataplane.ClusterResources{Name: c.name, Failed: c.failed, Cause: c.cause}
+		if !c.failed {
+			res[i].Cluster = c.cl.Message.(*clusterpb.Cluster)
+			res[i].CLA = c.eds.Message.(*endpointpb.ClusterLoadAssignment)
+		}
+	}
 	target := lis.Name
-	c, err := dataplane.BuildConfig(target, lis.Message.(*listenerpb.Listener), route, cl.Message.(*clusterpb.Cluster),
-		eds.Message.(*endpointpb.ClusterLoadAssignment), g.DataPlane,
+	c, err := dataplane.BuildConfig(target, lis.Message.(*listenerpb.Listener), route, res, g.DataPlane,
 		func(cluster, addr string) uint32 { return w.backends.ID(dataplane.BackendKey(cluster, addr)) })
 	if err != nil {
 		// Resources the XdsClient accepted but no route matches the
 		// target: the channel has no config and its RPCs wait for one.
 		c = nil
 	}
-	w.dpConfigs[key] = c
+	w.dpConfigs[string(b)] = c
 	return c
 }
 

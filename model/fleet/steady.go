@@ -45,14 +45,17 @@ func (w *world) steadyEligible(ii uint32) bool {
 		return false
 	}
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	sessions := load.Sessions > 0 && cfg.Session != nil && dataplane.PathMatches(cfg.Session.Path, load.Method)
+	ci, sessions, ok := steadyRoute(cfg, load)
+	if !ok {
+		return false
+	}
 	if sessions && load.SessionRPCs > 0 && load.SessionLifetime > 0 {
 		// A session ended by its count inside a bulk run would start at
 		// an unknown time, which its lifetime then needs.
 		return false
 	}
 	env := w.env(ii)
-	if !inst.ch.Steady(&env, load.Deadline, sessions) {
+	if !inst.ch.Steady(&env, ci, load.Deadline, sessions) {
 		return false
 	}
 	if sessions {
@@ -73,7 +76,11 @@ func (w *world) enterSteady(ii uint32) {
 	inst.arrivals++
 	inst.steady, inst.steadyFrom = true, now
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	if end := inst.ch.SessionsEnd(load.SessionLifetime); end >= 0 && inst.ch.Config().Session != nil && load.Sessions > 0 {
+	if _, sessions, _ := steadyRoute(inst.ch.Config(), load); sessions {
+		end := inst.ch.SessionsEnd(load.SessionLifetime)
+		if end < 0 {
+			return
+		}
 		w.kernel.Schedule(sim.Event{At: end, Entity: ii, Kind: kindSteadyEnd, Arg: uint64(inst.arrivals)})
 	}
 }
@@ -118,7 +125,8 @@ func (w *world) settleSteady(ii uint32, t sim.Time) sim.Time {
 	load := &w.cfg.Groups[c.group].RPC
 	from := inst.steadyFrom
 	gap := load.interval()
-	delay := inst.ch.MeanServiceTime(&w.backends)
+	ci, sessions, _ := steadyRoute(inst.ch.Config(), load)
+	delay := inst.ch.MeanServiceTime(ci, &w.backends)
 	end := sim.Time(0).Add(w.cfg.Duration)
 	iv := sim.Time(w.cfg.SampleInterval)
 
@@ -168,15 +176,30 @@ func (w *world) settleSteady(ii uint32, t sim.Time) sim.Time {
 	w.dp.attempted += n
 	w.dp.attempts += n
 	inst.throttle.OnSuccesses(n)
-	cfg := inst.ch.Config()
-	if load.Sessions > 0 && cfg.Session != nil && dataplane.PathMatches(cfg.Session.Path, load.Method) {
+	if sessions {
 		env := w.env(ii)
 		env.Now = t
-		w.dp.sessionsStarted += inst.ch.SkipSessionRPCs(&env, n, load.SessionRPCs)
+		w.dp.sessionsStarted += inst.ch.SkipSessionRPCs(&env, ci, n, load.SessionRPCs)
 	} else {
-		inst.ch.SkipPicks(n)
+		inst.ch.SkipPicks(ci, n)
 	}
 	return next
+}
+
+// steadyRoute returns the cluster the RPCs of load go to on config cfg,
+// and whether they carry sessions; ok is false unless the RPCs' route has
+// a single cluster: a weighted split draws each RPC's cluster, which the
+// bulk path does not do, so such a channel takes the exact path.
+func steadyRoute(cfg *dataplane.Config, load *RPCLoad) (ci int, sessions, ok bool) {
+	if cfg == nil {
+		return 0, false, false
+	}
+	r := cfg.RouteFor(load.Method)
+	if r == nil || len(r.Clusters) != 1 {
+		return 0, false, false
+	}
+	sessions = load.Sessions > 0 && r.Session != nil && dataplane.PathMatches(r.Session.Path, load.Method)
+	return r.Clusters[0].Cluster, sessions, true
 }
 
 // nextBoundary returns the first sample boundary (a multiple of iv) after

@@ -54,11 +54,8 @@ func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
 func TestSkipPicksMovesRoundRobinAsPicksWould(t *testing.T) {
 	var backends dataplane.Backends
 	backends.Defaults = dataplane.Backend{ServiceTime: sim.Constant(time.Millisecond)}
-	cfg := &dataplane.Config{LB: dataplane.RoundRobin, OverrideHostStatus: dataplane.DefaultOverrideHostStatus}
-	for i := range 5 {
-		cfg.Endpoints = append(cfg.Endpoints, dataplane.Endpoint{Backend: backends.ID(string(rune('a' + i)))})
-	}
-	cfg.Endpoints[2].Health = 3 // DRAINING: not for the child policy
+	cfg := roundRobinConfig(&backends, 5)
+	cfg.Clusters[0].Endpoints[2].Health = 3 // DRAINING: not for the child policy
 	link := network.LinkConfig{Latency: sim.Constant(time.Millisecond)}
 	backoff := network.DefaultBackoffConfig()
 	env := dataplane.Env{Now: sim.Time(time.Second), Backends: &backends, Link: &link, Rand: sim.NewStream(1, "c"), Backoff: &backoff}
@@ -66,13 +63,13 @@ func TestSkipPicksMovesRoundRobinAsPicksWould(t *testing.T) {
 		var stepped, skipped dataplane.Channel
 		stepped.SetConfig(cfg, 0)
 		skipped.SetConfig(cfg, 0)
-		stepped.Pick(&env, -1) // connect everything
-		skipped.Pick(&env, -1)
+		stepped.Pick(&env, 0, -1) // connect everything
+		skipped.Pick(&env, 0, -1)
 		for range k {
-			stepped.Pick(&env, -1)
+			stepped.Pick(&env, 0, -1)
 		}
-		skipped.SkipPicks(k)
-		if a, b := stepped.Pick(&env, -1).Endpoint, skipped.Pick(&env, -1).Endpoint; a != b {
+		skipped.SkipPicks(0, k)
+		if a, b := stepped.Pick(&env, 0, -1).Endpoint, skipped.Pick(&env, 0, -1).Endpoint; a != b {
 			t.Errorf("after %d picks: the next pick is endpoint %d, after SkipPicks(%d) endpoint %d", k, a, k, b)
 		}
 	}
@@ -84,10 +81,7 @@ func TestSkipPicksMovesRoundRobinAsPicksWould(t *testing.T) {
 func TestSkipSessionRPCsTakesTheSessionsInTurn(t *testing.T) {
 	var backends dataplane.Backends
 	backends.Defaults = dataplane.Backend{ServiceTime: sim.Constant(time.Millisecond)}
-	cfg := &dataplane.Config{LB: dataplane.RoundRobin, OverrideHostStatus: dataplane.DefaultOverrideHostStatus}
-	for i := range 4 {
-		cfg.Endpoints = append(cfg.Endpoints, dataplane.Endpoint{Backend: backends.ID(string(rune('a' + i)))})
-	}
+	cfg := roundRobinConfig(&backends, 4)
 	link := network.LinkConfig{Latency: sim.Constant(time.Millisecond)}
 	backoff := network.DefaultBackoffConfig()
 	env := dataplane.Env{Now: sim.Time(time.Second), Backends: &backends, Link: &link, Rand: sim.NewStream(1, "c"), Backoff: &backoff}
@@ -98,7 +92,7 @@ func TestSkipSessionRPCsTakesTheSessionsInTurn(t *testing.T) {
 			ch.SetConfig(cfg, 0)
 			for range sessions { // every session started and picked once
 				idx, _ := ch.Session(env.Now, sessions, 0, maxRPCs)
-				ch.Pick(&env, idx)
+				ch.Pick(&env, 0, idx)
 			}
 		}
 		startedStepped := 0
@@ -107,17 +101,29 @@ func TestSkipSessionRPCsTakesTheSessionsInTurn(t *testing.T) {
 			if started {
 				startedStepped++
 			}
-			stepped.Pick(&env, idx)
+			stepped.Pick(&env, 0, idx)
 		}
-		if got := skipped.SkipSessionRPCs(&env, k, maxRPCs); got != startedStepped {
+		if got := skipped.SkipSessionRPCs(&env, 0, k, maxRPCs); got != startedStepped {
 			t.Errorf("k=%d: SkipSessionRPCs started %d sessions, the calls %d", k, got, startedStepped)
 		}
 		for range 2 * sessions {
 			a, _ := stepped.Session(env.Now, sessions, 0, maxRPCs)
 			b, _ := skipped.Session(env.Now, sessions, 0, maxRPCs)
-			if pa, pb := stepped.Pick(&env, a), skipped.Pick(&env, b); a != b || pa.Backend != pb.Backend {
+			if pa, pb := stepped.Pick(&env, 0, a), skipped.Pick(&env, 0, b); a != b || pa.Backend != pb.Backend {
 				t.Fatalf("k=%d: next RPC on session %d to backend %d, after the skip session %d to backend %d", k, a, pa.Backend, b, pb.Backend)
 			}
 		}
 	}
+}
+
+// roundRobinConfig is a config with one round_robin cluster of n
+// endpoints, one locality, one priority, each endpoint its own backend.
+func roundRobinConfig(backends *dataplane.Backends, n int) *dataplane.Config {
+	c := dataplane.Cluster{Name: "c", LB: dataplane.RoundRobin, OverrideHostStatus: dataplane.DefaultOverrideHostStatus,
+		Priorities: 1, Localities: []dataplane.Locality{{Weight: 1, N: n}}}
+	for i := range n {
+		c.Endpoints = append(c.Endpoints, dataplane.Endpoint{Backend: backends.ID(string(rune('a' + i)))})
+	}
+	return &dataplane.Config{Routes: []dataplane.Route{{Prefix: "/", Clusters: []dataplane.WeightedCluster{{Cluster: 0, Weight: 1}}}},
+		Clusters: []dataplane.Cluster{c}}
 }

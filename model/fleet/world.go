@@ -95,10 +95,16 @@ type world struct {
 	fx      fleetCounters
 
 	backends  dataplane.Backends
-	dpConfigs map[configKey]*dataplane.Config
-	rpcs      rpcSlots
-	dp        dpCounters
-	groups    []groupCounters // per group, in Config order
+	dpConfigs map[string]*dataplane.Config
+	// ids number the decoded resources for dpConfigs' keys; clusters
+	// and keyBuf are rederive's and channelConfig's scratch.
+	ids      map[*xdsclient.Decoded]uint32
+	profIDs  map[dataplane.Profile]uint32
+	clusters []clusterRef
+	keyBuf   []byte
+	rpcs     rpcSlots
+	dp       dpCounters
+	groups   []groupCounters // per group, in Config order
 	// spans are the run's faults with their recovery times, once the
 	// run is over.
 	spans []Fault
@@ -153,7 +159,8 @@ func Run(cfg Config, opts Options) (*Results, error) {
 }
 
 func build(cfg Config) (*world, error) {
-	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[configKey]*dataplane.Config{}}
+	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[string]*dataplane.Config{}, ids: map[*xdsclient.Decoded]uint32{},
+		profIDs: map[dataplane.Profile]uint32{}}
 	w.kernel = sim.NewKernel(w)
 	if err := w.resolveChannels(); err != nil {
 		return nil, err

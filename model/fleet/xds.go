@@ -294,10 +294,14 @@ func (w *world) rederive(ii uint32) {
 		w.xdsInput(ii, inst.xds.Watch(w.now(), t, name, watcherID))
 		return nil
 	}
-	complete := false
-	// The channel's config is built from the listener, its route and the
-	// route's first cluster with its endpoints.
-	var lis, rc, cl0, eds0 *xdsclient.Decoded
+	// The channel's config is built from the listener, its route and
+	// every cluster the route names with its endpoints; a cluster whose
+	// Cluster or endpoints an error took away is in the config with its
+	// error (gRFC A74 XdsConfig), and the RPCs routed to it fail. A cluster
+	// neither received nor failed yet leaves the config unresolved.
+	complete, resolved := false, false
+	var lis, rc *xdsclient.Decoded
+	w.clusters = w.clusters[:0]
 	if lis = need(xdsclient.LDS, inst.watched[0].name); lis != nil {
 		clusters := lis.Clusters
 		routeOK := true
@@ -310,23 +314,26 @@ func (w *world) rederive(ii uint32) {
 			}
 		}
 		complete = routeOK && len(clusters) > 0
-		for i, name := range clusters {
+		resolved = complete
+		for _, name := range clusters {
+			cr := clusterRef{name: name}
 			cl := need(xdsclient.CDS, name)
 			if cl == nil {
 				complete = false
-				continue
+				cr.failed, cr.cause, cr.pending = w.watchError(ii, xdsclient.CDS, name)
+			} else {
+				eds := cl.EDSServiceName
+				if eds == "" {
+					eds = name
+				}
+				cr.cl = cl
+				if cr.eds = need(xdsclient.EDS, eds); cr.eds == nil {
+					complete = false
+					cr.failed, cr.cause, cr.pending = w.watchError(ii, xdsclient.EDS, eds)
+				}
 			}
-			eds := cl.EDSServiceName
-			if eds == "" {
-				eds = name
-			}
-			e := need(xdsclient.EDS, eds)
-			if e == nil {
-				complete = false
-			}
-			if i == 0 {
-				cl0, eds0 = cl, e
-			}
+			resolved = resolved && !cr.pending
+			w.clusters = append(w.clusters, cr)
 		}
 	}
 	// The dependency manager re-derives its cluster and endpoint watches
@@ -352,12 +359,12 @@ func (w *world) rederive(ii uint32) {
 	}
 	inst.watched = kept
 	switch {
-	case complete:
+	case resolved:
 		w.leaveSteady(ii)
-		inst.ch.SetConfig(w.channelConfig(ii, lis, rc, cl0, eds0), w.kernel.Now())
+		inst.ch.SetConfig(w.channelConfig(ii, lis, rc, w.clusters), w.kernel.Now())
 		w.configChanged(ii)
-	case w.watchesFailed(ii):
-		// An error took a resource of the config away (gRFC A88
+	case w.resolverFailed(ii):
+		// An error took the listener or route away (gRFC A88
 		// ResourceChanged with an error): the resolver reports it and RPCs
 		// fail. A config that is only incomplete (a new name not fetched
 		// yet) keeps the last one, as gRPC's dependency manager does.
@@ -375,11 +382,33 @@ func (w *world) rederive(ii uint32) {
 	}
 }
 
-// watchesFailed reports whether an error took away a resource the
-// instance watches.
-func (w *world) watchesFailed(ii uint32) bool {
+// clusterRef is one cluster of an instance's config as rederive finds it:
+// its resources, or the error that took one away, or nothing yet.
+type clusterRef struct {
+	name    string
+	cl, eds *xdsclient.Decoded
+	failed  bool
+	cause   dataplane.Cause
+	pending bool
+}
+
+// watchError says why the instance has no (t, name): an error took it
+// (failed, with its cause), or it has not come yet (pending).
+func (w *world) watchError(ii uint32, t xdsclient.ResourceType, name string) (failed bool, cause dataplane.Cause, pending bool) {
 	for _, wt := range w.insts[ii].watched {
-		if wt.failed {
+		if wt.typ == t && wt.name == name && wt.failed {
+			return true, wt.cause, false
+		}
+	}
+	return false, 0, true
+}
+
+// resolverFailed reports whether an error took away the instance's
+// listener or route: the resolver reports an error and the channel has no
+// config.
+func (w *world) resolverFailed(ii uint32) bool {
+	for _, wt := range w.insts[ii].watched {
+		if wt.failed && (wt.typ == xdsclient.LDS || wt.typ == xdsclient.RDS) {
 			return true
 		}
 	}

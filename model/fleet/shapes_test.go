@@ -1,0 +1,80 @@
+package fleet
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/network"
+)
+
+// splitConfig is rpcConfig with "echo" split 90/10 between a stable and a
+// canary cluster.
+func splitConfig(clients int) Config {
+	cfg := rpcConfig(clients)
+	cfg.ControlPlanes[0].Server.Services[0].Clusters = []controlplane.Cluster{
+		{Name: "stable", Weight: 90, EndpointCount: 3}, {Name: "canary", Weight: 10, EndpointCount: 1}}
+	return cfg
+}
+
+// TestDeletingACanaryClusterFailsOnlyItsShare deletes only the canary's
+// Cluster and ClusterLoadAssignment at 60 s: the CDS deletion reaches every
+// client (SotW full state), the canary's cluster fails its picks with
+// cause resource_deleted, and the 10 % of RPCs routed to it fail while
+// the stable cluster serves the rest. Restoring it at 90 s ends that.
+func TestDeletingACanaryClusterFailsOnlyItsShare(t *testing.T) {
+	cfg := splitConfig(20)
+	cfg.Duration = 2 * time.Minute
+	cfg.Changes = []Change{
+		{At: 60 * time.Second, Action: DeleteService, Service: "echo", Cluster: "canary",
+			Resources: controlplane.TypesOf(controlplane.CDS, controlplane.EDS)},
+		{At: 90 * time.Second, Action: RestoreService, Service: "echo", Cluster: "canary",
+			Resources: controlplane.TypesOf(controlplane.CDS, controlplane.EDS)},
+	}
+	r := run(t, cfg)
+	total, failed := metric(t, r, "rpc.total"), metric(t, r, "rpc.failed")
+	// 30 s of 120 s, 10 % of the RPCs: 2.5 % of them fail.
+	if share := failed / total; math.Abs(share-0.025) > 0.005 {
+		t.Errorf("failed share = %.4f, want about 0.025", share)
+	}
+	if got, all := metric(t, r, "failure_windows.by_cause.resource_deleted.count"), metric(t, r, "failure_windows.count"); got != all || got < 20 {
+		t.Errorf("resource_deleted windows = %v of %v, want every one, at least one per client", got, all)
+	}
+	// Reference: gRFC A28 (weighted_clusters), A74 (a cluster's error
+	// fails only the RPCs routed to it).
+}
+
+// TestNoConfigCauseTellsReachableFromUnreachable: clients whose server
+// is up but withholds the route wait for a config that does not come
+// (no_config_resource_not_sent, until the route's does-not-exist timer
+// fires after 15 s); clients whose server is blackholed cannot reach it
+// (no_config_cp_unreachable).
+func TestNoConfigCauseTellsReachableFromUnreachable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(*Config)
+		cause string
+	}{
+		{"withheld route", func(c *Config) {
+			c.ControlPlanes[0].Server.Services[0].Withhold = controlplane.TypesOf(controlplane.RDS)
+		},
+			"no_config_resource_not_sent"},
+		{"blackholed server", func(c *Config) {
+			c.Faults = []network.Fault{{Kind: network.Blackhole, Start: 0, Duration: network.Forever, Servers: []int{0}}}
+		}, "no_config_cp_unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rpcConfig(5)
+			cfg.Duration = 12 * time.Second
+			cfg.Groups[0].StartAt, cfg.Groups[0].StartSpread = time.Second, 0
+			tc.setup(&cfg)
+			r := run(t, cfg)
+			if got, all := metric(t, r, "failure_windows.by_cause."+tc.cause+".count"), metric(t, r, "failure_windows.count"); got != 5 || all != 5 {
+				t.Errorf("%s windows = %v of %v, want 5 of 5", tc.cause, got, all)
+			}
+		})
+	}
+	// The simulator's ground truth (DESIGN.md, root causes): a READY
+	// channel whose messages the network delivers reaches its server.
+}
