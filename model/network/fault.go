@@ -27,11 +27,13 @@ const (
 	// UNAVAILABLE ([StatusConnectionReset]). It covers every client.
 	ServerDown FaultKind = iota + 1
 	// Blackhole: packets between the covered clients and the server are
-	// dropped. Connect attempts hang until their deadline (unless the
-	// blackhole clears before a SYN retransmission; see [ResolveAttempt]);
+	// dropped, SYNs included. Connect attempts hang until their deadline
+	// (unless the blackhole clears before a SYN retransmission: the attempt
+	// then goes on from that retransmission; see [ResolveAttempt]);
 	// messages on open streams stall and are delivered, in order, once it
 	// clears (TCP retransmits them). Nothing tells the client: the
 	// connection stays READY until keepalive gives up (see [Keepalive]).
+	// [BlackholeHold] is the other real blackhole.
 	Blackhole
 	// Partition is a Blackhole of a chosen subset of clients (by group or
 	// by fraction). It behaves exactly as Blackhole; the separate kind
@@ -75,10 +77,23 @@ const (
 	// so we could DoS the server"). Connect attempts and messages are
 	// unaffected.
 	StreamResetAfterResponse
+	// BlackholeHold: the TCP connection is accepted but no byte gets
+	// through: the server's HTTP/2 preface never arrives, as behind a TCP
+	// proxy or load balancer whose backend is unreachable, or a server
+	// whose process is stopped (the kernel accepts, nothing reads). A
+	// connect attempt completes its TCP handshake and then waits for the
+	// preface until its deadline; when the hold clears within it, the
+	// attempt completes at once (the held bytes are delivered), with no SYN
+	// retransmission to wait for, as happens when a partition heals within
+	// the TCP timeout. Messages on open streams stall as in a Blackhole.
+	// grpc-go fails such an attempt at its connect deadline
+	// (clientconn.go createTransport: "failed to receive server preface
+	// within timeout").
+	BlackholeHold
 )
 
 var faultNames = [...]string{"", "server-down", "blackhole", "partition", "added-latency", "server-restart", "goaway", "message-loss",
-	"stream-reset-after-response"}
+	"stream-reset-after-response", "blackhole-hold"}
 
 // String names the kind as a scenario spells it, such as "server-down".
 func (k FaultKind) String() string {
@@ -156,9 +171,12 @@ const (
 	ConnectRefused
 	// ConnectBlackholed: nothing comes back; the attempt hangs.
 	ConnectBlackholed
+	// ConnectHeld: TCP connects, then nothing comes back until the hold
+	// clears.
+	ConnectHeld
 )
 
-var connectNames = [...]string{"ok", "refused", "blackholed"}
+var connectNames = [...]string{"ok", "refused", "blackholed", "held"}
 
 // String names the verdict.
 func (v ConnectVerdict) String() string {
@@ -334,7 +352,7 @@ func NewFaults(seed uint64, faults []Fault) (*Faults, error) {
 
 func validateFault(f *Fault) error {
 	switch {
-	case f.Kind < ServerDown || f.Kind > StreamResetAfterResponse:
+	case f.Kind < ServerDown || f.Kind > BlackholeHold:
 		return fmt.Errorf("unknown kind %d", f.Kind)
 	case f.Start < 0:
 		return fmt.Errorf("start must not be negative, got %v", f.Start)
@@ -410,9 +428,10 @@ func (f *Faults) Covers(i int, c ClientRef, server int) bool {
 }
 
 // ConnectOutcome returns how a connect attempt from client c to server
-// started at now fares. A blackhole or partition wins over a down server
-// (the RST never comes back); either wins over OK. Added sums the active
-// AddedLatency faults.
+// started at now fares. A blackhole or partition wins over a hold (the SYN
+// never arrives), a hold over a down server (something accepts before
+// it), and any of them over OK. Added sums the active AddedLatency
+// faults.
 func (f *Faults) ConnectOutcome(now sim.Time, c ClientRef, server int) ConnectOutcome {
 	o := ConnectOutcome{Fault: -1}
 	if f == nil {
@@ -427,6 +446,10 @@ func (f *Faults) ConnectOutcome(now sim.Time, c ClientRef, server int) ConnectOu
 		case Blackhole, Partition:
 			if o.Verdict != ConnectBlackholed {
 				o.Verdict, o.Fault = ConnectBlackholed, i
+			}
+		case BlackholeHold:
+			if o.Verdict == ConnectOK || o.Verdict == ConnectRefused {
+				o.Verdict, o.Fault = ConnectHeld, i
 			}
 		case ServerDown, ServerRestart:
 			if o.Verdict == ConnectOK {
@@ -458,7 +481,7 @@ func (f *Faults) Delivery(now sim.Time, c ClientRef, server int) Delivery {
 			continue
 		}
 		switch ft.Kind {
-		case Blackhole, Partition:
+		case Blackhole, Partition, BlackholeHold:
 			if d.Verdict != Stalled {
 				d.Verdict, d.Fault = Stalled, i
 			}
@@ -501,10 +524,10 @@ func (f *Faults) StreamResetAfter(now sim.Time, c ClientRef, server int) int {
 	return n
 }
 
-// StallEnd returns the first time at or after now at which no blackhole or
-// partition covers the link between client c and server: now itself if
-// none covers it at now, [Never] if one never ends. Overlapping and
-// back-to-back blackholes chain.
+// StallEnd returns the first time at or after now at which no blackhole
+// (of either kind) or partition covers the link between client c and
+// server: now itself if none covers it at now, [Never] if one never ends.
+// Overlapping and back-to-back blackholes chain.
 func (f *Faults) StallEnd(now sim.Time, c ClientRef, server int) sim.Time {
 	t := now
 	if f == nil {
@@ -514,7 +537,7 @@ func (f *Faults) StallEnd(now sim.Time, c ClientRef, server int) sim.Time {
 		moved = false
 		for i := range f.faults {
 			ft := &f.faults[i]
-			if (ft.Kind == Blackhole || ft.Kind == Partition) && ft.activeAt(t) && f.Covers(i, c, server) {
+			if (ft.Kind == Blackhole || ft.Kind == Partition || ft.Kind == BlackholeHold) && ft.activeAt(t) && f.Covers(i, c, server) {
 				t, moved = ft.End(), true
 			}
 		}

@@ -40,6 +40,8 @@ func TestFaultQueriesByKind(t *testing.T) {
 			ConnectOutcome{Verdict: ConnectBlackholed, Fault: 0}, Delivery{Verdict: Stalled, Until: 20 * sec, Fault: 0}},
 		{Fault{Kind: Partition, Groups: []int{0}}, 15 * sec,
 			ConnectOutcome{Verdict: ConnectBlackholed, Fault: 0}, Delivery{Verdict: Stalled, Until: 20 * sec, Fault: 0}},
+		{Fault{Kind: BlackholeHold}, 15 * sec,
+			ConnectOutcome{Verdict: ConnectHeld, Fault: 0}, Delivery{Verdict: Stalled, Until: 20 * sec, Fault: 0}},
 		{Fault{Kind: AddedLatency, Latency: 300 * time.Millisecond}, 15 * sec,
 			ConnectOutcome{Added: 300 * time.Millisecond, Fault: -1}, Delivery{Added: 300 * time.Millisecond, Fault: -1}},
 		{Fault{Kind: MessageLoss}, 15 * sec,

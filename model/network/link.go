@@ -100,6 +100,10 @@ func (a AttemptResult) String() string {
 //     retransmission that is no longer blackholed, the attempt goes on as
 //     if it had started then. If none is, it times out at the earlier of
 //     its deadlines.
+//   - Held at start ([BlackholeHold]): TCP connects after one round trip;
+//     the rest of the handshake (the server's preface) waits for the hold
+//     to clear and then completes at once: connected at the later of the
+//     two, plus HandshakeRTTs-1 round trips. The TCP deadline is met.
 //
 // Whatever the path, an attempt that would end at or after its deadline
 // times out at the deadline; the TCP deadline bounds only the SYN phase.
@@ -133,7 +137,22 @@ func ResolveAttempt(f *Faults, l *LinkConfig, r *sim.Rand, c ClientRef, server i
 	}
 	var at sim.Time
 	res := AttemptConnected
-	if o.Verdict == ConnectRefused {
+	if o.Verdict == ConnectHeld {
+		n := l.HandshakeRTTs
+		if n == 0 {
+			n = DefaultHandshakeRTTs
+		}
+		at = t.Add(l.RoundTrip(r) + 2*o.Added)
+		if end := f.StallEnd(t, c, server); end > at {
+			at = end
+		}
+		if at >= deadline {
+			return deadline, AttemptTimedOut
+		}
+		for range n - 1 {
+			at = at.Add(l.RoundTrip(r) + 2*o.Added)
+		}
+	} else if o.Verdict == ConnectRefused {
 		at, res = t.Add(l.RoundTrip(r)+2*o.Added), AttemptRefused
 	} else {
 		n := l.HandshakeRTTs

@@ -77,6 +77,19 @@ func TestResolveAttemptByOutcome(t *testing.T) {
 			[]Fault{{Kind: Blackhole, Start: 90 * sec, Duration: 12 * time.Second}}, deadline, AttemptTimedOut},
 		{"added latency on each leg", LinkConfig{},
 			[]Fault{{Kind: AddedLatency, Duration: Forever, Latency: ms(250)}}, start + 200*msT + 1000*msT, AttemptConnected},
+		{"held: the deadline", LinkConfig{},
+			[]Fault{{Kind: BlackholeHold, Duration: Forever}}, deadline, AttemptTimedOut},
+		{"hold clears at +8s: completes at once, no SYN retransmission to wait for", LinkConfig{},
+			[]Fault{{Kind: BlackholeHold, Start: 90 * sec, Duration: 18 * time.Second}}, start + 8*sec + 100*msT, AttemptConnected},
+		{"dropped SYNs under the same outage: the retransmission at +15s", LinkConfig{},
+			[]Fault{{Kind: Blackhole, Start: 90 * sec, Duration: 18 * time.Second}}, start + 15*sec + 200*msT, AttemptConnected},
+		{"hold clears within the first round trip: as if OK", LinkConfig{},
+			[]Fault{{Kind: BlackholeHold, Start: 90 * sec, Duration: 10*time.Second + 50*time.Millisecond}}, start + 200*msT, AttemptConnected},
+		{"hold in front of a down server: accepted, then held", LinkConfig{},
+			[]Fault{{Kind: BlackholeHold, Duration: Forever}, {Kind: ServerDown, Duration: Forever}}, deadline, AttemptTimedOut},
+		{"a dropping blackhole wins over a hold", LinkConfig{},
+			[]Fault{{Kind: BlackholeHold, Duration: Forever}, {Kind: Blackhole, Start: 90 * sec, Duration: 12 * time.Second}},
+			deadline, AttemptTimedOut},
 		{"handshake slower than the deadline", LinkConfig{},
 			[]Fault{{Kind: AddedLatency, Duration: Forever, Latency: 6 * time.Second}}, deadline, AttemptTimedOut},
 	} {
@@ -90,7 +103,9 @@ func TestResolveAttemptByOutcome(t *testing.T) {
 		})
 	}
 	// Reference: grpc doc/connection-backoff.md (connect deadline); RFC 6298 §2 and
-	// Linux TCP_TIMEOUT_INIT (SYN retransmitted after 1 s, 2 s, 4 s, ...).
+	// Linux TCP_TIMEOUT_INIT (SYN retransmitted after 1 s, 2 s, 4 s, ...);
+	// grpc-go clientconn.go createTransport (the server preface awaited
+	// until the connect deadline).
 }
 
 const msT = sim.Time(time.Millisecond)
