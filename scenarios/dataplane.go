@@ -57,6 +57,9 @@ type Backend struct {
 	// Service, First and Count say which backends: the service's
 	// endpoints with generated addresses First .. First+Count-1.
 	Service string `toml:"service"`
+	// Cluster is the service's cluster whose backends these are; "" means
+	// its first.
+	Cluster string `toml:"cluster,omitempty"`
 	First   int    `toml:"first"`
 	Count   int    `toml:"count"`
 	// ServiceTime is slow's answer time.
@@ -198,7 +201,10 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		if action == fleet.BackendDrain {
 			c.check(b.Duration > 0, p+".duration", "drain needs the grace period: a duration > 0")
 		}
-		c.check(s.serviceByName(b.Service) != nil, p+".service", "no control plane serves a service named %q", b.Service)
+		if svc := s.serviceByName(b.Service); c.check(svc != nil, p+".service", "no control plane serves a service named %q", b.Service) && b.Cluster != "" {
+			c.check(slices.Contains(svc.clusterNames(), b.Cluster), p+".cluster", "service %q has no cluster %q (clusters: %s)",
+				b.Service, b.Cluster, strings.Join(svc.clusterNames(), ", "))
+		}
 		c.check(b.First >= 0, p+".first", "expected a number >= 0, found %d", b.First)
 		c.check(b.Count >= 1 && b.Count <= 100_000, p+".count", "expected a number from 1 to 100000, found %d", b.Count)
 		if action == fleet.BackendSlow {
@@ -274,12 +280,19 @@ func (s *Scenario) dataPlaneConfig(cfg *fleet.Config) {
 			e.ErrorCode = code
 		}
 		last := b.First + b.Count - 1
-		e.Label = fmt.Sprintf("%s endpoint %d %s", b.Service, b.First, b.Action)
+		who := b.Service
+		if b.Cluster != "" {
+			who = b.Service + "/" + b.Cluster
+		}
+		e.Label = fmt.Sprintf("%s endpoint %d %s", who, b.First, b.Action)
 		if b.Count > 1 {
-			e.Label = fmt.Sprintf("%s endpoints %d-%d %s", b.Service, b.First, last, b.Action)
+			e.Label = fmt.Sprintf("%s endpoints %d-%d %s", who, b.First, last, b.Action)
 		}
 		if svc := s.serviceByName(b.Service); svc != nil {
-			cluster := (&controlplane.Service{Name: svc.Name}).ResourceNames()[controlplane.EDS]
+			cluster := b.Cluster
+			if cluster == "" {
+				cluster = svc.clusterNames()[0]
+			}
 			for k := b.First; k <= last && k >= 0; k++ {
 				e.Backends = append(e.Backends, fleet.BackendKey(cluster, controlplane.GeneratedAddress(k), controlplane.DefaultPort))
 			}

@@ -62,6 +62,11 @@ type Group struct {
 	// StartSpread spreads the starts uniformly over [StartAt,
 	// StartAt+StartSpread); 0 starts every client at StartAt.
 	StartSpread time.Duration `toml:"start_spread"`
+	// StartStagger starts client i at StartAt + i × StartStagger.
+	StartStagger time.Duration `toml:"start_stagger"`
+	// StartTimes, when given, starts client i at StartAt + StartTimes[i]:
+	// one time per client, as a measured rollout had them.
+	StartTimes []time.Duration `toml:"start_times,omitempty"`
 	// Profile is the XdsClient implementation: grpc-go, grpc-java,
 	// grpc-core or spec.
 	Profile string `toml:"profile"`
@@ -219,6 +224,7 @@ func (s *Scenario) validate(c *checker) {
 		total += max(g.Clients, 0)
 		c.during(p+".start_at", g.StartAt, s.Duration)
 		c.check(g.StartSpread >= 0, p+".start_spread", "expected a duration >= 0, found %s", g.StartSpread)
+		s.validateStarts(c, p, &g)
 		s.validateGroupXDS(c, p, &g)
 	}
 	c.check(total <= maxClients, "fleet.group", "expected at most %d clients in all, found %d", maxClients, total)

@@ -40,9 +40,15 @@ type Dist struct {
 // go-control-plane's cache.
 type ControlPlane struct {
 	Name string `toml:"name"`
-	// Cache is go-control-plane's cache: linear (LinearCache per type) or
-	// snapshot (SnapshotCache, ads=false).
+	// Cache is go-control-plane's cache: linear (LinearCache per type),
+	// snapshot (SnapshotCache, one version per snapshot) or
+	// snapshot-per-type (a version per type).
 	Cache string `toml:"cache"`
+	// OnNACK is what the server does with a NACK: hold or resend.
+	OnNACK string `toml:"on_nack"`
+	// EmptyTypes is what a snapshot server does for a type it holds no
+	// resource of: answered (an empty response) or unanswered.
+	EmptyTypes string `toml:"empty_types"`
 	// ResourceErrors makes the server send xRFC TP3 resource_errors.
 	ResourceErrors bool `toml:"resource_errors"`
 	// Workers serve requests at once; 0 means no limit.
@@ -78,6 +84,18 @@ type Service struct {
 	// OverrideHostStatus is the cluster's override_host_status; absent
 	// means UNKNOWN and HEALTHY, plus DRAINING with a session.
 	OverrideHostStatus []string `toml:"override_host_status,omitempty"`
+	// EndpointWeights and Localities shape the service's single cluster's
+	// endpoints: their weights, and their localities with weights and EDS
+	// priorities.
+	EndpointWeights []int      `toml:"endpoint_weights,omitempty"`
+	Localities      []Locality `toml:"localities,omitempty"`
+	// Withhold lists the service's resources the server never publishes:
+	// listener, route, cluster, endpoints.
+	Withhold []string `toml:"withhold"`
+	// Clusters, when given, are the service's clusters instead of its
+	// single one; Routes its routes.
+	Clusters []Cluster `toml:"cluster,omitempty"`
+	Routes   []Route   `toml:"route,omitempty"`
 }
 
 // Fault is a fault over a window of virtual time.
@@ -112,6 +130,13 @@ type Change struct {
 	// scale_endpoints, drain_endpoints or set_health.
 	Action  string `toml:"action"`
 	Service string `toml:"service"`
+	// Cluster is the service's cluster the change acts on: its endpoints,
+	// its defect, its resources; "" means the first (every cluster for
+	// resources).
+	Cluster string `toml:"cluster,omitempty"`
+	// Resources narrows delete_service and restore_service to some of the
+	// service's resources: listener, route, cluster, endpoints.
+	Resources []string `toml:"resources,omitempty"`
 	// Defect is what publish_invalid breaks.
 	Defect string `toml:"defect,omitempty"`
 	// Count and First say which endpoints scale_endpoints, drain_endpoints
@@ -135,6 +160,8 @@ func (n *Network) setDefaults() {
 
 func (cp *ControlPlane) setDefaults() {
 	cp.Cache = "linear"
+	cp.OnNACK = "hold"
+	cp.EmptyTypes = "answered"
 	cp.ServiceTime = Dist{Dist: "constant"}
 }
 
@@ -171,6 +198,9 @@ func (s *Scenario) resolveXDS() {
 	for i := range s.ControlPlanes {
 		s.ControlPlanes[i].ServiceTime.normalize()
 		s.ControlPlanes[i].Latency.normalize()
+		for j := range s.ControlPlanes[i].Services {
+			s.ControlPlanes[i].Services[j].resolveShape()
+		}
 	}
 	for i := range s.Faults {
 		f := &s.Faults[i]
@@ -201,6 +231,7 @@ var faultKinds = map[string]network.FaultKind{
 	"server-down": network.ServerDown, "blackhole": network.Blackhole, "partition": network.Partition,
 	"added-latency": network.AddedLatency, "server-restart": network.ServerRestart, "goaway": network.GoAway,
 	"message-loss": network.MessageLoss, "stream-reset-after-response": network.StreamResetAfterResponse,
+	"blackhole-hold": network.BlackholeHold,
 }
 
 // oneOf says "expected one of a, b, c" over a map's sorted keys.
@@ -280,8 +311,7 @@ func (s *Scenario) validateXDS(c *checker) {
 		}
 		names[cp.Name] = i
 		c.check(namePattern.MatchString(cp.Name), p+".name", "expected a name of lowercase letters, digits, '.', '-' and '_', found %q", cp.Name)
-		_, err := controlplane.ParseCacheKind(cp.Cache)
-		c.check(err == nil, p+".cache", "expected linear or snapshot, found %q", cp.Cache)
+		s.validateServer(c, p, &cp)
 		c.check(cp.Workers >= 0, p+".workers", "expected a number >= 0 (0: no limit), found %d", cp.Workers)
 		c.check(cp.MaxStreams >= 0, p+".max_streams", "expected a number >= 0 (0: no limit), found %d", cp.MaxStreams)
 		c.dist(p+".service_time", cp.ServiceTime, true)
@@ -301,6 +331,7 @@ func (s *Scenario) validateXDS(c *checker) {
 				_, err := controlplane.ParseDefect(svc.Defect)
 				c.check(err == nil, q+".defect", "expected %s, found %q", defectNames, svc.Defect)
 			}
+			s.validateShape(c, q, i, &svc)
 		}
 	}
 
@@ -356,6 +387,7 @@ func (s *Scenario) validateXDS(c *checker) {
 			}
 		}
 		c.check(found, p+".service", "no control plane it applies to serves a service named %q", ch.Service)
+		s.validateChangeTarget(c, p, action, &ch, servers)
 		c.check(action == fleet.PublishInvalid || !c.given(p+".defect"), p+".defect", "is only used by action = \"publish_invalid\"")
 		if action == fleet.PublishInvalid {
 			d, err := controlplane.ParseDefect(ch.Defect)
@@ -371,6 +403,7 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(!c.given(p+".health"), p+".health", "is only used by action = \"set_health\"")
 		}
 	}
+	s.validateMethods(c)
 }
 
 // validateGroupXDS checks a group's profile, bootstrap and targets.
@@ -441,8 +474,9 @@ func (s *Scenario) FleetConfig() fleet.Config {
 	}
 	for _, cp := range s.ControlPlanes {
 		cache, _ := controlplane.ParseCacheKind(cp.Cache)
+		nack, _ := controlplane.ParseNACKPolicy(cp.OnNACK)
 		out := fleet.ControlPlane{Server: controlplane.Config{
-			Name: cp.Name, Cache: cache, ResourceErrors: cp.ResourceErrors,
+			Name: cp.Name, Cache: cache, ResourceErrors: cp.ResourceErrors, OnNACK: nack, EmptyTypesUnanswered: cp.EmptyTypes == "unanswered",
 			Capacity: controlplane.Capacity{Workers: cp.Workers, ServiceTime: cp.ServiceTime.sim(), MaxStreams: cp.MaxStreams},
 		}}
 		if cp.Latency.Dist != "" {
@@ -458,6 +492,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 				Name: svc.Name, EndpointCount: svc.Endpoints, LB: lb, InlineRoute: svc.InlineRoute, Defect: d,
 			}
 			svc.controlPlaneService(&cs)
+			svc.shapeService(&cs)
 			out.Server.Services = append(out.Server.Services, cs)
 		}
 		cfg.ControlPlanes = append(cfg.ControlPlanes, out)
@@ -470,8 +505,8 @@ func (s *Scenario) FleetConfig() fleet.Config {
 			_ = prof.Set(k, g.ProfileFields[k]) // validated
 		}
 		fg := fleet.Group{Name: g.Name, Clients: g.Clients, StartAt: g.StartAt, StartSpread: g.StartSpread,
-			Profile: prof, Targets: g.Targets, XDSChannel: g.XDSChannel.backoff(), XDSKeepalive: g.XDSKeepalive.network(),
-			DataChannel: g.DataChannel.backoff()}
+			StartStagger: g.StartStagger, StartTimes: g.StartTimes, Profile: prof, Targets: g.Targets,
+			XDSChannel: g.XDSChannel.backoff(), XDSKeepalive: g.XDSKeepalive.network(), DataChannel: g.DataChannel.backoff()}
 		if g.Latency.Dist != "" {
 			fg.Link = &network.LinkConfig{Latency: g.Latency.sim()}
 		}
@@ -503,7 +538,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 	for _, ch := range s.Changes {
 		action, _ := fleet.ParseChangeAction(ch.Action)
 		fc := fleet.Change{At: ch.At, Action: action, Service: ch.Service, Count: ch.Count, First: ch.First,
-			Health: corepb.HealthStatus(corepb.HealthStatus_value[ch.Health])}
+			Health: corepb.HealthStatus(corepb.HealthStatus_value[ch.Health]), Cluster: ch.Cluster, Resources: kindSet(ch.Resources)}
 		if action == fleet.PublishInvalid {
 			fc.Defect, _ = controlplane.ParseDefect(ch.Defect)
 		}

@@ -67,7 +67,7 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown fault kind",
 			doc:  withServers + "[[fault]]\nkind = \"outage\"\n",
-			want: []string{`s.toml:10:8: fault[0].kind: expected one of: added-latency, blackhole, goaway, message-loss, partition, server-down, server-restart, stream-reset-after-response, found "outage"`},
+			want: []string{`s.toml:10:8: fault[0].kind: expected one of: added-latency, blackhole, blackhole-hold, goaway, message-loss, partition, server-down, server-restart, stream-reset-after-response, found "outage"`},
 		},
 		{
 			name: "key of another fault kind",

@@ -84,9 +84,13 @@ type ControlPlane struct {
 type Group struct {
 	Name    string
 	Clients int
-	// Clients start uniformly over [StartAt, StartAt+StartSpread).
-	StartAt     time.Duration
-	StartSpread time.Duration
+	// Clients start uniformly over [StartAt, StartAt+StartSpread); or
+	// client i at StartAt + i × StartStagger; or, when StartTimes is
+	// given, at StartAt + StartTimes[i].
+	StartAt      time.Duration
+	StartSpread  time.Duration
+	StartStagger time.Duration
+	StartTimes   []time.Duration
 
 	// Profile is the XdsClient implementation the clients run.
 	Profile xdsclient.Profile

@@ -78,3 +78,31 @@ func TestNoConfigCauseTellsReachableFromUnreachable(t *testing.T) {
 	// The simulator's ground truth (DESIGN.md, root causes): a READY
 	// channel whose messages the network delivers reaches its server.
 }
+
+// TestHeldBlackholeHealsAtOnce: the primary is blackholed for the first
+// 8 s while the clients start. Behind a hold (TCP accepted, bytes held)
+// the connect attempt in flight completes as the hold clears; behind
+// dropped SYNs it completes only at the SYN retransmitted 15 s after it
+// began (1 + 2 + 4 + 8 s). The clients fail until they have a config.
+func TestHeldBlackholeHealsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		kind     network.FaultKind
+		min, max float64
+	}{
+		{network.BlackholeHold, 6.5, 7.5},
+		{network.Blackhole, 13.5, 14.5},
+	} {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			cfg := rpcConfig(5)
+			cfg.Duration = 30 * time.Second
+			cfg.Groups[0].StartAt, cfg.Groups[0].StartSpread = 0, 0
+			cfg.Faults = []network.Fault{{Kind: tc.kind, Start: 0, Duration: 8 * time.Second, Servers: []int{0}}}
+			r := run(t, cfg)
+			if got := metric(t, r, "failure_windows.duration_seconds.max"); got < tc.min || got > tc.max {
+				t.Errorf("longest window = %.2f s, want %v to %v", got, tc.min, tc.max)
+			}
+		})
+	}
+	// Reference: grpc-go clientconn.go createTransport (the preface awaited
+	// until the connect deadline); RFC 6298 §2 (SYN retransmission).
+}

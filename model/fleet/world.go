@@ -189,7 +189,12 @@ func build(cfg Config) (*world, error) {
 			w.clients = append(w.clients, c)
 			byGroup[g.Name] = append(byGroup[g.Name], id)
 			at := g.StartAt
-			if g.StartSpread > 0 {
+			switch {
+			case len(g.StartTimes) > i:
+				at += g.StartTimes[i]
+			case g.StartStagger > 0:
+				at += time.Duration(i) * g.StartStagger
+			case g.StartSpread > 0:
 				at += time.Duration(w.clients[id].rng.Uniform(0, float64(g.StartSpread)))
 			}
 			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(at), Entity: id, Kind: kindStart})
