@@ -83,6 +83,28 @@ func TestClientsStartUniformlyOverTheirSpread(t *testing.T) {
 	}
 }
 
+// TestStaggeredAndListedStarts: a stagger starts client i at start_at + i
+// × stagger; a list starts client i at start_at + its time.
+func TestStaggeredAndListedStarts(t *testing.T) {
+	cfg := config()
+	cfg.Restarts = nil
+	cfg.Groups[0] = Group{Name: "web", Clients: 10, StartAt: 5 * time.Second, StartStagger: 2 * time.Second}
+	cfg.Groups[1] = Group{Name: "batch", Clients: 3, StartAt: 10 * time.Second,
+		StartTimes: []time.Duration{30 * time.Second, 0, 50 * time.Second}}
+	running := series(t, run(t, cfg), "clients.running")
+	for _, tc := range []struct {
+		at   int
+		want float64
+	}{
+		{4, 0}, {5, 1}, {6, 1}, {7, 2}, {10, 4}, {11, 5}, // web: 5, 7, 9, ... 23 s; batch/1 at 10 s
+		{23, 11}, {39, 11}, {40, 12}, {59, 12}, {60, 13},
+	} {
+		if got := running[tc.at]; got != tc.want {
+			t.Errorf("running at %d s = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}
+
 func TestRestartTakesTheFractionDownForItsDowntime(t *testing.T) {
 	r := run(t, config())
 	if got := metric(t, r, "fleet.restarts"); got != 200 {
