@@ -86,14 +86,21 @@ type Outage struct {
 // factor 1.2 at hi[k]; a run's k-th retry lies in [lo[k], hi[k]]. The
 // first retry at or after d can be the K-th only if lo[K-1] < d, so the
 // reconnect comes at the latest at hi[K+1] for the largest such K.
-func ReconnectBand(d time.Duration, blackhole bool) time.Duration {
-	if blackhole {
+func ReconnectBand(d time.Duration, kind network.FaultKind) time.Duration {
+	timeout := network.DefaultBackoffConfig().MinConnectTimeout
+	switch {
+	case kind == network.BlackholeHold && d < timeout:
+		// The first attempt is still waiting for the server's preface
+		// when the hold clears, and completes at once (the bytes held
+		// meanwhile are delivered).
+		return 0
+	case kind == network.Blackhole || kind == network.BlackholeHold:
 		// A connect attempt into a blackhole hangs until its deadline,
 		// the 20 s minimum connect timeout (grpc
 		// doc/connection-backoff.md); when the blackhole clears, the
 		// attempt in flight may complete at once or retry a connect
 		// timeout later.
-		return network.DefaultBackoffConfig().MinConnectTimeout
+		return timeout
 	}
 	var lo, hi []float64
 	ds := d.Seconds()
@@ -119,7 +126,7 @@ func ToleranceFor(cfg fleet.Config, startSkew time.Duration) Tolerance {
 	}
 	for i := range cfg.Faults {
 		f := &cfg.Faults[i]
-		if f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole {
+		if f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole && f.Kind != network.BlackholeHold {
 			continue
 		}
 		end := f.End()
@@ -131,7 +138,7 @@ func ToleranceFor(cfg fleet.Config, startSkew time.Duration) Tolerance {
 		for _, g := range cfg.Groups {
 			start := max(time.Duration(f.Start), g.StartAt)
 			if start < o.End {
-				o.Band = max(o.Band, ReconnectBand(o.End-start, f.Kind == network.Blackhole))
+				o.Band = max(o.Band, ReconnectBand(o.End-start, f.Kind))
 			}
 		}
 		t.Outages = append(t.Outages, o)
@@ -351,10 +358,13 @@ func compareMessages(client string, sim, real []Stream) Check {
 //     is which response a request answers, so a request's nonce is
 //     written as "last" (the last response of its type on the stream),
 //     "older" (an earlier response) or "" (none).
+//   - How a client subscribes to the names of a type (the two clusters
+//     of a weighted split at once): one request or several, in which
+//     order, and how they cross the responses. The opening of a type is
+//     written as its outcome (see openingOf).
 //   - How often a request/response exchange repeats back to back: a
-//     client that NACKs a resource it has no cache for sends the empty
-//     version, which go-control-plane takes as out of date and answers at
-//     once, so the two spin as fast as the machine lets them. A run of
+//     server that resends every NACK (on_nack = "resend") and the client
+//     that NACKs it again spin as fast as the machine lets them. A run of
 //     repeats is written once with "(repeats)" after it.
 func transcript(streams []Stream) []string {
 	var out []string
@@ -362,7 +372,7 @@ func transcript(streams []Stream) []string {
 		out = append(out, fmt.Sprintf("stream %d to %s", i+1, s.Server))
 		sent := map[string]bool{}
 		for _, t := range []string{"LDS", "RDS", "CDS", "EDS"} {
-			var lines []string
+			var msgs []Message // of type t, requests with their nonce named
 			last := ""
 			for _, m := range s.Messages {
 				if m.Type != t {
@@ -372,7 +382,7 @@ func transcript(streams []Stream) []string {
 					continue
 				}
 				if m.Response {
-					lines = append(lines, fmt.Sprintf("  <- %s version=%q", m.Type, m.Version))
+					msgs = append(msgs, m)
 					sent[m.Nonce], last = true, m.Nonce
 					continue
 				}
@@ -386,12 +396,77 @@ func transcript(streams []Stream) []string {
 				default:
 					n.Nonce = "unknown"
 				}
-				lines = append(lines, "  "+n.String())
+				msgs = append(msgs, n)
+			}
+			var lines []string
+			for _, m := range openingOf(msgs) {
+				if m.Response {
+					lines = append(lines, fmt.Sprintf("  <- %s version=%q", m.Type, m.Version))
+				} else {
+					lines = append(lines, "  "+m.String())
+				}
 			}
 			out = append(out, collapseRepeats(lines)...)
 		}
 	}
 	return out
+}
+
+// openingOf writes the opening of a type's messages as its outcome: the
+// first request with the names the opening ends with, the response it
+// ACKed, and that ACK. The opening runs from the first message to the
+// first response of another version than the first response's, or to the
+// first request that drops a name; in it the client subscribes to names
+// and gets them. It is left as it is if it holds a NACK or does not end
+// with an ACK. Whether a client subscribing to several names at once (the
+// clusters of a weighted split) sends one request or one per name, in
+// which order, and how those cross the responses, are races: grpc-go's
+// dependency manager ranges over a map of clusters (xdsdepmgr
+// maybeSendUpdateLocked), its ADS stream ACKs and resubscribes as its
+// goroutines go, and go-control-plane picks between a request and a
+// response ready at once (sotw/v3 xds.go reflect.Select).
+func openingOf(msgs []Message) []Message {
+	end := len(msgs) // the first message after the opening
+	version, names := "", map[string]bool{}
+	seen := false
+	for k, m := range msgs {
+		if m.Response {
+			if seen && m.Version != version {
+				end = k
+				break
+			}
+			version, seen = m.Version, true
+			continue
+		}
+		if len(m.Names) < len(names) {
+			end = k
+			break
+		}
+		for _, n := range m.Names {
+			names[n] = true
+		}
+	}
+	var first, ack, resp *Message
+	for k := range msgs[:end] {
+		m := &msgs[k]
+		switch {
+		case m.NACK:
+			return msgs
+		case m.Response:
+			resp = m
+		case first == nil:
+			first = m
+		}
+		if !m.Response {
+			ack = m
+		}
+	}
+	if first == nil || resp == nil || ack == first || ack.Nonce != "last" || len(ack.Names) != len(names) {
+		return msgs
+	}
+	f := *first
+	f.Names = ack.Names
+	return append([]Message{f, *resp, *ack}, msgs[end:]...)
 }
 
 // collapseRepeats writes a pair of lines that repeats back to back once,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xdssim/xdssim/model/network"
 )
 
 // The band is derived from the retry schedule 0, 1, 1+1.6J, ... s with J
@@ -22,13 +24,21 @@ func TestReconnectBandFollowsTheRetrySchedule(t *testing.T) {
 		{5 * time.Second, 18771*time.Millisecond - 5*time.Second},              // K=3 (4.33 < 5 <= 7.60)
 	}
 	for _, tt := range tests {
-		got := ReconnectBand(tt.d, false)
+		got := ReconnectBand(tt.d, network.ServerDown)
 		if diff := got - tt.want; diff > 5*time.Millisecond || diff < -5*time.Millisecond {
 			t.Errorf("ReconnectBand(%v) = %v, want %v", tt.d, got, tt.want)
 		}
 	}
-	if got := ReconnectBand(time.Hour, true); got != 20*time.Second {
+	if got := ReconnectBand(time.Hour, network.Blackhole); got != 20*time.Second {
 		t.Errorf("blackhole band = %v, want the 20 s connect timeout", got)
+	}
+	// A hold shorter than the connect timeout: the first attempt
+	// completes when it clears.
+	if got := ReconnectBand(6*time.Second, network.BlackholeHold); got != 0 {
+		t.Errorf("short hold band = %v, want 0", got)
+	}
+	if got := ReconnectBand(time.Minute, network.BlackholeHold); got != 20*time.Second {
+		t.Errorf("long hold band = %v, want the 20 s connect timeout", got)
 	}
 }
 
@@ -90,6 +100,40 @@ func TestTranscriptLeavesOutRacesButNotBehaviour(t *testing.T) {
 	}
 	if l1 := transcript([]Stream{loop(1)}); slices.Contains(l1, "  (repeats)") {
 		t.Errorf("a single exchange marked as repeating:\n%s", strings.Join(l1, "\n"))
+	}
+	// Subscribing to two names at once, one request per name, is a race:
+	// the opening is written as its outcome, whatever the order and the
+	// crossing.
+	sub := func(nonce string, names ...string) Message {
+		m := Message{Type: "CDS", Nonce: nonce, Names: names}
+		if nonce != "" {
+			m.Version = "v1" // an ACK carries the version it accepts
+		}
+		return m
+	}
+	openings := [][]Message{
+		{sub("", "a"), resp("CDS", "v1", "1"), sub("", "a", "b"), sub("1", "a", "b"), resp("CDS", "v1", "2"), sub("2", "a", "b")},
+		{sub("", "a"), sub("", "a", "b"), resp("CDS", "v1", "1"), sub("1", "a", "b"), resp("CDS", "v1", "2"), sub("2", "a", "b")},
+		{sub("", "b"), resp("CDS", "v1", "1"), sub("", "a", "b"), resp("CDS", "v1", "2"), sub("1", "a", "b"), sub("2", "a", "b")},
+		{sub("", "a"), resp("CDS", "v1", "1"), sub("1", "a"), sub("1", "a", "b"), resp("CDS", "v1", "2"), sub("2", "a", "b")},
+	}
+	// What follows the opening is kept: a new version, an unsubscription.
+	for i := range openings {
+		openings[i] = append(openings[i], resp("CDS", "v2", "9"), Message{Type: "CDS", Version: "v2", Nonce: "9", Names: []string{"a"}})
+	}
+	want := transcript([]Stream{{Server: "p", Messages: openings[0]}})
+	if !slices.Contains(want, `  <- CDS version="v2"`) || !slices.Contains(want, `  -> ACK  CDS version="v2" nonce=last names=[a]`) {
+		t.Errorf("the messages after the opening are lost:\n%s", strings.Join(want, "\n"))
+	}
+	for _, o := range openings[1:] {
+		if got := transcript([]Stream{{Server: "p", Messages: o}}); !slices.Equal(got, want) {
+			t.Errorf("openings differ:\n%s\n--\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	// A NACK in the opening is behaviour: kept.
+	nacked := []Message{sub("", "a"), resp("CDS", "bad", "1"), {Type: "CDS", Version: "v1", Nonce: "1", Names: []string{"a", "b"}, NACK: true}}
+	if got := transcript([]Stream{{Server: "p", Messages: nacked}}); !slices.Contains(got, `  -> NACK CDS version="v1" nonce=last names=[a b]`) {
+		t.Errorf("a NACK in the opening was folded:\n%s", strings.Join(got, "\n"))
 	}
 }
 

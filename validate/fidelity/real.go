@@ -42,9 +42,6 @@ func supported(cfg fleet.Config) error {
 		if c.ResourceErrors {
 			why = append(why, fmt.Sprintf("control plane %s sends TP3 resource errors, which grpc-go does not read", c.Name))
 		}
-		if c.Cache != controlplane.LinearCaches {
-			why = append(why, fmt.Sprintf("control plane %s uses the snapshot cache", c.Name))
-		}
 	}
 	for _, g := range cfg.Groups {
 		if g.Profile.Name != "grpc-go" {
@@ -57,7 +54,7 @@ func supported(cfg fleet.Config) error {
 			why = append(why, fmt.Sprintf("group %s must send RPCs at a constant rate", g.Name))
 		}
 		if g.StartSpread != 0 {
-			why = append(why, fmt.Sprintf("group %s has a start spread", g.Name))
+			why = append(why, fmt.Sprintf("group %s has a start spread (random starts; a stagger or a list of times is fine)", g.Name))
 		}
 		if g.RPC.Sessions != 0 || g.RPC.ThrottleMaxTokens != 0 {
 			why = append(why, fmt.Sprintf("group %s uses sessions or retry throttling", g.Name))
@@ -65,10 +62,15 @@ func supported(cfg fleet.Config) error {
 	}
 	for i, f := range cfg.Faults {
 		switch {
-		case f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole:
-			why = append(why, fmt.Sprintf("fault %d is %v; the harness does server-down, server-restart and blackhole", i, f.Kind))
+		case f.Kind != network.ServerDown && f.Kind != network.ServerRestart && f.Kind != network.Blackhole && f.Kind != network.BlackholeHold:
+			why = append(why, fmt.Sprintf("fault %d is %v; the harness does server-down, server-restart, blackhole-hold and blackhole", i, f.Kind))
 		case f.Groups != nil || f.Fraction != 0:
 			why = append(why, fmt.Sprintf("fault %d covers only some clients", i))
+		case f.Kind == network.Blackhole && f.End() != network.Never && time.Duration(f.End()) < cfg.Duration:
+			// The proxy accepts and holds (it cannot drop SYNs without
+			// root); until it clears, a held connect and a dropped SYN
+			// both time out at the connect deadline, but not after.
+			why = append(why, fmt.Sprintf("fault %d is a blackhole that clears within the run; the proxy can only hold (use blackhole-hold)", i))
 		}
 	}
 	if len(cfg.Restarts) > 0 || len(cfg.BackendEvents) > 0 {
@@ -102,15 +104,18 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 	if err := supported(cfg); err != nil {
 		return nil, err
 	}
-	// Every endpoint of a service is a real backend on loopback: the same
-	// backend for the same (service, index) on every server.
-	ports := map[string]int{}
+	// Every endpoint of a cluster is a real backend on loopback: the same
+	// backend for the same (service, cluster, index) on every server.
+	ports := map[epKey]int{}
 	var need int
 	for _, cp := range cfg.ControlPlanes {
 		for _, svc := range cp.Server.Services {
-			if n := endpointCount(svc); n > ports[svc.Name] {
-				need += n - ports[svc.Name]
-				ports[svc.Name] = n
+			for _, c := range clustersOf(&svc) {
+				k := epKey{svc.Name, c.name}
+				if n := len(c.endpoints); n > ports[k] {
+					need += n - ports[k]
+					ports[k] = n
+				}
 			}
 		}
 	}
@@ -119,11 +124,11 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 		return nil, fmt.Errorf("fidelity: backends: %w", err)
 	}
 	defer backends.Close()
-	first := map[string]int{}
+	first := map[epKey]int{}
 	next := 0
-	for _, name := range sortedKeys(ports) {
-		first[name] = next
-		next += ports[name]
+	for _, k := range sortedEPKeys(ports) {
+		first[k] = next
+		next += ports[k]
 	}
 
 	rec := grpcgo.NewRecorder()
@@ -138,19 +143,24 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 		c.Services = slices.Clone(c.Services)
 		for j := range c.Services {
 			svc := &c.Services[j]
-			n := endpointCount(*svc)
-			eps := make([]controlplane.Endpoint, n)
-			for k := range eps {
-				eps[k] = controlplane.Endpoint{Address: "127.0.0.1", Port: backends.Ports()[first[svc.Name]+k], Health: corepb.HealthStatus_HEALTHY}
+			svc.Clusters = slices.Clone(svc.Clusters)
+			for _, cl := range clustersOf(svc) {
+				eps := slices.Clone(cl.endpoints)
+				for k := range eps {
+					eps[k].Address, eps[k].Port = "127.0.0.1", uint32(backends.Ports()[first[epKey{svc.Name, cl.name}]+k])
+				}
+				*cl.set, *cl.count = eps, 0
 			}
-			svc.Endpoints, svc.EndpointCount = eps, 0
 		}
 		c.Rand = sim.NewStream(cfg.Seed, "controlplane/"+c.Name)
 		m, err := controlplane.New(c)
 		if err != nil {
 			return nil, fmt.Errorf("fidelity: control plane %d: %w", i, err)
 		}
-		ms, err := grpcgo.StartManagementServer(c.Name, m.Cache(), rec)
+		// The real server follows the same NACK policy as the simulated
+		// one, through go-control-plane's request callback and the watch's
+		// subscription (controlplane.NACKPolicy).
+		ms, err := grpcgo.StartManagementServerWith(c.Name, m.Cache(), rec, c.OnNACK)
 		if err != nil {
 			return nil, fmt.Errorf("fidelity: control plane %s: %w", c.Name, err)
 		}
@@ -174,7 +184,8 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 					switch {
 					case !start:
 						err = p.Forward()
-					case f.Kind == network.Blackhole:
+					case f.Kind == network.Blackhole || f.Kind == network.BlackholeHold:
+						// Accepts and holds the bytes until Forward.
 						err = p.Blackhole()
 					default:
 						p.Refuse()
@@ -225,7 +236,11 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 			addrs = append(addrs, servers[s].ms.Addr())
 		}
 		for k := 0; k < g.Clients; k++ {
-			st := &started{name: fmt.Sprintf("%s/%d", g.Name, k), at: g.StartAt}
+			at := g.StartAt + time.Duration(k)*g.StartStagger
+			if k < len(g.StartTimes) {
+				at = g.StartAt + g.StartTimes[k]
+			}
+			st := &started{name: fmt.Sprintf("%s/%d", g.Name, k), at: at}
 			clients = append(clients, st)
 			spec := grpcgo.ClientSpec{
 				Name:      st.name,
@@ -234,9 +249,9 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 				Rate:      g.RPC.Rate,
 				Deadline:  g.RPC.Deadline,
 				Method:    g.RPC.Method,
-				Run:       cfg.Duration - g.StartAt,
+				Run:       cfg.Duration - at,
 			}
-			acts = append(acts, action{at: g.StartAt, rank: 2, name: "start " + st.name, do: func() error {
+			acts = append(acts, action{at: at, rank: 2, name: "start " + st.name, do: func() error {
 				c, err := grpcgo.StartClient(spec)
 				st.c = c
 				return err
@@ -380,11 +395,53 @@ func (r *RealRun) addServerRecords(t0 time.Time, cfg fleet.Config) {
 	}
 }
 
-func endpointCount(svc controlplane.Service) int {
-	if len(svc.Endpoints) > 0 {
-		return len(svc.Endpoints)
+// epKey names a cluster of a service.
+type epKey struct{ service, cluster string }
+
+func sortedEPKeys(m map[epKey]int) []epKey {
+	var out []epKey
+	for k := range m {
+		out = append(out, k)
 	}
-	return svc.EndpointCount
+	slices.SortFunc(out, func(a, b epKey) int {
+		if a.service != b.service {
+			return strings.Compare(a.service, b.service)
+		}
+		return strings.Compare(a.cluster, b.cluster)
+	})
+	return out
+}
+
+// clusterEndpoints is one cluster of a service: its endpoints (generated
+// ones filled in) and where the service keeps them.
+type clusterEndpoints struct {
+	name      string
+	endpoints []controlplane.Endpoint
+	set       *[]controlplane.Endpoint
+	count     *int
+}
+
+// clustersOf returns the clusters of svc, pointing into it.
+func clustersOf(svc *controlplane.Service) []clusterEndpoints {
+	gen := func(eps []controlplane.Endpoint, n int) []controlplane.Endpoint {
+		if len(eps) > 0 {
+			return eps
+		}
+		out := make([]controlplane.Endpoint, n)
+		for i := range out {
+			out[i] = controlplane.Endpoint{Address: controlplane.GeneratedAddress(i), Health: corepb.HealthStatus_HEALTHY}
+		}
+		return out
+	}
+	if len(svc.Clusters) == 0 {
+		return []clusterEndpoints{{svc.ClusterNames()[0], gen(svc.Endpoints, svc.EndpointCount), &svc.Endpoints, &svc.EndpointCount}}
+	}
+	var out []clusterEndpoints
+	for i := range svc.Clusters {
+		c := &svc.Clusters[i]
+		out = append(out, clusterEndpoints{c.Name, gen(c.Endpoints, c.EndpointCount), &c.Endpoints, &c.EndpointCount})
+	}
+	return out
 }
 
 func typeName(url string) string {

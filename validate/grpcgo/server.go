@@ -81,11 +81,33 @@ func (r *Recorder) setNode(i int, node string) {
 	}
 }
 
+// NACKRule is a server's policy for NACKs, as the request and subscription
+// its cache must see (model/controlplane NACKPolicy implements it): the
+// version_info to give a request, sent being the version of the last
+// response of its type on its stream; and the subscription to watch with.
+type NACKRule interface {
+	CacheVersion(req *discovery.DiscoveryRequest, sent string) string
+	CacheSubscription(req *discovery.DiscoveryRequest, sub cachev3.Subscription) cachev3.Subscription
+}
+
+// ruledCache is a cache that watches with the subscription a NACKRule
+// gives.
+type ruledCache struct {
+	cachev3.Cache
+	rule NACKRule
+}
+
+// CreateWatch watches with the rule's subscription.
+func (c ruledCache) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, value chan cachev3.Response) (func(), error) {
+	return c.Cache.CreateWatch(req, c.rule.CacheSubscription(req, sub), value)
+}
+
 // ManagementServer is go-control-plane's state-of-the-world ADS server,
 // reachable through a Proxy, that records every stream event into a
 // Recorder.
 type ManagementServer struct {
 	name   string
+	rule   NACKRule
 	rec    *Recorder
 	proxy  *Proxy
 	grpc   *grpc.Server
@@ -100,7 +122,8 @@ type ManagementServer struct {
 // streamInfo is what the server remembers about an open stream.
 type streamInfo struct {
 	node    string
-	openRec int // index of the stream's open record, to attach the node to
+	openRec int               // index of the stream's open record, to attach the node to
+	sent    map[string]string // the version of the last response, per type URL
 }
 
 // StartManagementServer serves the cache c over ADS on 127.0.0.1:0, behind
@@ -109,6 +132,14 @@ type streamInfo struct {
 // The node id of a stream arrives only with its first request; it is then
 // attached to the stream's open record as well.
 func StartManagementServer(name string, c cachev3.Cache, rec *Recorder) (*ManagementServer, error) {
+	return StartManagementServerWith(name, c, rec, nil)
+}
+
+// StartManagementServerWith is StartManagementServer with a NACK rule: the
+// server's request callback gives every request the version rule says
+// (after recording it as the client sent it), and its cache watches with
+// the rule's subscription. A nil rule leaves go-control-plane as it is.
+func StartManagementServerWith(name string, c cachev3.Cache, rec *Recorder, rule NACKRule) (*ManagementServer, error) {
 	if c == nil {
 		return nil, fmt.Errorf("management server %q: nil cache", name)
 	}
@@ -126,6 +157,7 @@ func StartManagementServer(name string, c cachev3.Cache, rec *Recorder) (*Manage
 	}
 	m := &ManagementServer{
 		name:    name,
+		rule:    rule,
 		rec:     rec,
 		proxy:   proxy,
 		lis:     lis,
@@ -139,6 +171,9 @@ func StartManagementServer(name string, c cachev3.Cache, rec *Recorder) (*Manage
 		StreamClosedFunc:   m.onClosed,
 		StreamRequestFunc:  m.onRequest,
 		StreamResponseFunc: m.onResponse,
+	}
+	if rule != nil {
+		c = ruledCache{c, rule}
 	}
 	xds := serverv3.NewServer(ctx, c, cb)
 	m.grpc = grpc.NewServer()
@@ -172,7 +207,7 @@ func (m *ManagementServer) Close() {
 func (m *ManagementServer) onOpen(_ context.Context, id int64, typeURL string) error {
 	i := m.rec.add(ServerRecord{At: time.Now(), Server: m.name, Stream: id, Kind: KindOpen, TypeURL: typeURL})
 	m.mu.Lock()
-	m.streams[id] = &streamInfo{openRec: i}
+	m.streams[id] = &streamInfo{openRec: i, sent: map[string]string{}}
 	m.mu.Unlock()
 	return nil
 }
@@ -209,12 +244,28 @@ func (m *ManagementServer) onRequest(id int64, req *discovery.DiscoveryRequest) 
 		r.Detail = st.GetMessage()
 	}
 	m.rec.add(r)
+	if m.rule != nil {
+		// go-control-plane calls this before it looks at the request
+		// (sotw/v3 xds.go process): the cache sees the rule's version.
+		m.mu.Lock()
+		sent := ""
+		if s := m.streams[id]; s != nil {
+			sent = s.sent[req.GetTypeUrl()]
+		}
+		m.mu.Unlock()
+		req.VersionInfo = m.rule.CacheVersion(req, sent)
+	}
 	return nil
 }
 
 func (m *ManagementServer) onResponse(_ context.Context, id int64, req *discovery.DiscoveryRequest, resp *discovery.DiscoveryResponse) {
 	now := time.Now()
 	nodeID := m.streamNode(id, req.GetNode().GetId())
+	m.mu.Lock()
+	if s := m.streams[id]; s != nil {
+		s.sent[resp.GetTypeUrl()] = resp.GetVersionInfo()
+	}
+	m.mu.Unlock()
 	names := make([]string, 0, len(resp.GetResources()))
 	for _, a := range resp.GetResources() {
 		names = append(names, resourceName(a))
