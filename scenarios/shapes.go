@@ -51,7 +51,7 @@ type Route struct {
 
 func (c *Cluster) setDefaults() {
 	c.Weight = 1
-	c.Endpoints = 3
+	c.Endpoints = defaultEndpoints
 }
 
 func (l *Locality) setDefaults() {
@@ -154,8 +154,14 @@ func (c *checker) validateKinds(path string, kinds []string, allowed controlplan
 func (s *Scenario) validateShape(c *checker, q string, server int, svc *Service) {
 	c.validateKinds(q+".withhold", svc.Withhold, controlplane.AllTypes)
 	if len(svc.Clusters) > 0 {
+		// endpoints keeps its default in the resolved TOML: only another
+		// value is a mistake.
 		for _, k := range []string{"endpoints", "endpoint_weights", "localities"} {
-			c.check(!c.given(q+"."+k), q+"."+k, "describes the service's single cluster; with [[...service.cluster]] tables give it per cluster")
+			given := c.given(q + "." + k)
+			if k == "endpoints" {
+				given = given && svc.Endpoints != defaultEndpoints
+			}
+			c.check(!given, q+"."+k, "describes the service's single cluster; with [[...service.cluster]] tables give it per cluster")
 		}
 	} else {
 		c.validateEndpoints(q, svc.Endpoints, svc.EndpointWeights, svc.Localities)

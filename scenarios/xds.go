@@ -165,8 +165,11 @@ func (cp *ControlPlane) setDefaults() {
 	cp.ServiceTime = Dist{Dist: "constant"}
 }
 
+// defaultEndpoints is a service's (and a cluster's) endpoint count.
+const defaultEndpoints = 3
+
 func (s *Service) setDefaults() {
-	s.Endpoints = 3
+	s.Endpoints = defaultEndpoints
 	s.LB = "round_robin"
 }
 
