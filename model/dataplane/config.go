@@ -117,6 +117,30 @@ type Cluster struct {
 	Localities []Locality
 	// Priorities is the number of EDS priorities (gRFC A27).
 	Priorities int
+	// prios are the priorities' localities and endpoints, by priority.
+	prios []prioSpan
+}
+
+// prioSpan is where one priority's localities [firstLoc, lastLoc] and
+// endpoints [lo, hi) are in a Cluster.
+type prioSpan struct {
+	firstLoc, lastLoc int
+	lo, hi            int
+}
+
+// index fills c.prios from its localities, which are sorted by priority.
+func (c *Cluster) index() {
+	c.prios = make([]prioSpan, c.Priorities)
+	for p := range c.prios {
+		c.prios[p] = prioSpan{firstLoc: -1, lastLoc: -1}
+	}
+	for l, loc := range c.Localities {
+		ps := &c.prios[loc.Priority]
+		if ps.firstLoc < 0 {
+			ps.firstLoc, ps.lo = l, loc.First
+		}
+		ps.lastLoc, ps.hi = l, loc.First+loc.N
+	}
 }
 
 // Route is one route of a channel's config.
@@ -346,6 +370,7 @@ func buildCluster(cr *ClusterResources, backend func(cluster, addr string) uint3
 		c.Localities = append(c.Localities, l)
 		c.Priorities = max(c.Priorities, int(l.Priority)+1)
 	}
+	c.index()
 	return c
 }
 

@@ -369,6 +369,9 @@ func (ch *Channel) picked(ci, i int, at sim.Time) Pick {
 // children's states are worked out at the pick, as the subchannels' are.
 func (ch *Channel) priorityPick(env *Env, ci int) Pick {
 	c := &ch.cfg.Clusters[ci]
+	if c.Priorities == 1 && len(c.Localities) == 1 {
+		return ch.endpointPick(env, ci, 0, len(c.Endpoints), 0) // the common case
+	}
 	if c.Priorities <= 1 {
 		return ch.pickIn(env, ci, 0)
 	}
@@ -426,23 +429,17 @@ func (ch *Channel) startPriority(ci, p int, now sim.Time) {
 // pick_first over all of the priority's endpoints (gRFC A42, A62).
 func (ch *Channel) pickIn(env *Env, ci int, p uint32) Pick {
 	c := &ch.cfg.Clusters[ci]
-	first, last := -1, -1 // the priority's localities
-	for l, loc := range c.Localities {
-		if loc.Priority == p {
-			if first < 0 {
-				first = l
-			}
-			last = l
-		}
+	if c.prios == nil {
+		c.index() // a Config built by hand
 	}
-	if first < 0 {
+	if int(p) >= len(c.prios) || c.prios[p].firstLoc < 0 {
 		return Pick{Result: Failed, NoEndpoint: true, At: env.Now}
 	}
-	lo, hi := c.Localities[first].First, c.Localities[last].First+c.Localities[last].N
-	if first == last || c.LB == RingHash || c.LB == PickFirst {
-		return ch.endpointPick(env, ci, lo, hi, first)
+	ps := c.prios[p]
+	if ps.firstLoc == ps.lastLoc || c.LB == RingHash || c.LB == PickFirst {
+		return ch.endpointPick(env, ci, ps.lo, ps.hi, ps.firstLoc)
 	}
-	return ch.localityPick(env, ci, first, last)
+	return ch.localityPick(env, ci, ps.firstLoc, ps.lastLoc)
 }
 
 // localityPick is weighted_target: a random pick, by locality weight,
