@@ -106,3 +106,51 @@ func TestHeldBlackholeHealsAtOnce(t *testing.T) {
 	// Reference: grpc-go clientconn.go createTransport (the preface awaited
 	// until the connect deadline); RFC 6298 §2 (SYN retransmission).
 }
+
+// TestSingleResourceChangesActLikeTheirType changes one type of a
+// service: a client reacts as that type makes it. A route withheld from
+// the start is waited for, then its does-not-exist timer fires (gRFC
+// A57); a route or endpoints deleted after the client has them are never
+// announced in state-of-the-world xDS and nothing fails; a Cluster deleted
+// is a deletion, and the RPCs fail resource_deleted.
+func TestSingleResourceChangesActLikeTheirType(t *testing.T) {
+	deleteAt := func(ts ...controlplane.ResourceType) func(*Config) {
+		return func(c *Config) {
+			c.Changes = []Change{{At: 20 * time.Second, Action: DeleteService, Service: "echo", Resources: controlplane.TypesOf(ts...)}}
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		setup         func(*Config)
+		timers        float64
+		failedWindows map[string]bool // the causes of every window
+	}{
+		{"route withheld from the start", func(c *Config) { c.ControlPlanes[0].Server.Services[0].Withhold = controlplane.TypesOf(controlplane.RDS) },
+			5, map[string]bool{"resource_does_not_exist": true}},
+		{"route deleted once cached", deleteAt(controlplane.RDS), 0, nil},
+		{"endpoints deleted once cached", deleteAt(controlplane.EDS), 0, nil},
+		{"cluster deleted once cached", deleteAt(controlplane.CDS), 0, map[string]bool{"resource_deleted": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rpcConfig(5)
+			cfg.Duration = 50 * time.Second
+			cfg.Groups[0].StartAt, cfg.Groups[0].StartSpread = time.Second, 0
+			tc.setup(&cfg)
+			r := run(t, cfg)
+			if got := metric(t, r, "xds.resource_timer_fired"); got != tc.timers {
+				t.Errorf("timers fired = %v, want %v", got, tc.timers)
+			}
+			windows := metric(t, r, "failure_windows.count")
+			if len(tc.failedWindows) == 0 && windows != 0 {
+				t.Errorf("%v failure windows, want none", windows)
+			}
+			for cause := range tc.failedWindows {
+				if got := metric(t, r, "failure_windows.by_cause."+cause+".count"); got != windows || got < 5 {
+					t.Errorf("%s windows = %v of %v, want all, at least one per client", cause, got, windows)
+				}
+			}
+		})
+	}
+	// Reference: the xDS protocol (SotW: LDS and CDS responses are full
+	// state, RDS and EDS are not); gRFC A57 (the timer).
+}
