@@ -125,7 +125,9 @@ func TestSingleResourceChangesActLikeTheirType(t *testing.T) {
 		timers        float64
 		failedWindows map[string]bool // the causes of every window
 	}{
-		{"route withheld from the start", func(c *Config) { c.ControlPlanes[0].Server.Services[0].Withhold = controlplane.TypesOf(controlplane.RDS) },
+		{"route withheld from the start", func(c *Config) {
+			c.ControlPlanes[0].Server.Services[0].Withhold = controlplane.TypesOf(controlplane.RDS)
+		},
 			5, map[string]bool{"resource_does_not_exist": true}},
 		{"route deleted once cached", deleteAt(controlplane.RDS), 0, nil},
 		{"endpoints deleted once cached", deleteAt(controlplane.EDS), 0, nil},
