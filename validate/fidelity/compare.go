@@ -202,7 +202,7 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 	}
 	for i := range cfg.Faults {
 		f := &cfg.Faults[i]
-		if f.Kind != network.Blackhole {
+		if f.Kind != network.Blackhole && f.Kind != network.BlackholeHold {
 			continue
 		}
 		from, to := time.Duration(f.Start), min(time.Duration(f.End()), cfg.Duration)
