@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,16 +71,7 @@ func TestShapeKeysRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 			[]string{`s.toml:4:17: fleet.group[0].start_stagger: the last client would start at 1m39s (start_at + 99 × start_stagger), after the run ends (1m0s)`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := parse(t, tt.doc)
-			var list ErrorList
-			if !errors.As(err, &list) {
-				t.Fatalf("want an ErrorList, got %v", err)
-			}
-			if got := strings.Split(list.Error(), "\n"); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantErrors(t, tt.doc, tt.want) })
 	}
 }
 

@@ -106,16 +106,21 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := parse(t, tt.doc)
-			var list ErrorList
-			if !errors.As(err, &list) {
-				t.Fatalf("want an ErrorList, got %v", err)
-			}
-			if got := strings.Split(list.Error(), "\n"); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantErrors(t, tt.doc, tt.want) })
+	}
+}
+
+// wantErrors parses doc and checks that it fails with exactly the errors
+// want, in order.
+func wantErrors(t *testing.T, doc string, want []string) {
+	t.Helper()
+	_, err := parse(t, doc)
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("want an ErrorList, got %v", err)
+	}
+	if got := strings.Split(list.Error(), "\n"); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n got %q\nwant %q", got, want)
 	}
 }
 

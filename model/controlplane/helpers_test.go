@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -183,22 +184,10 @@ var cacheKinds = []cp.CacheKind{cp.LinearCaches, cp.SnapshotCache, cp.SnapshotPe
 
 // onType returns the responses of rs of type t.
 func onType(rs []cp.Response, t cp.ResourceType) []cp.Response {
-	var out []cp.Response
-	for _, r := range rs {
-		if r.Type == t {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(rs), func(r cp.Response) bool { return r.Type != t })
 }
 
 // onStream returns the responses of rs on stream id.
 func onStream(rs []cp.Response, id cp.StreamID) []cp.Response {
-	var out []cp.Response
-	for _, r := range rs {
-		if r.Stream == id {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(rs), func(r cp.Response) bool { return r.Stream != id })
 }

@@ -137,15 +137,20 @@ func TestLocalityWeightsSplitRoundRobin(t *testing.T) {
 	// (ring_hash: endpoint weight times locality weight).
 }
 
+// failoverService has one endpoint at priority 0 and one at priority 1.
+func failoverService() controlplane.Service {
+	return controlplane.Service{Name: "s",
+		Localities: []controlplane.Locality{{Zone: "a"}, {Zone: "b", Priority: 1}},
+		Endpoints: []controlplane.Endpoint{{Address: "10.0.0.1", Zone: "a", Health: corepb.HealthStatus_HEALTHY},
+			{Address: "10.0.0.2", Zone: "b", Priority: 1, Health: corepb.HealthStatus_HEALTHY}}}
+}
+
 // TestPriorityFailover: priority 0's backends are down; once its child is
 // in TRANSIENT_FAILURE the priority policy starts priority 1 and RPCs go
 // there; when priority 0's backend is back and reconnects, RPCs return to
 // it.
 func TestPriorityFailover(t *testing.T) {
-	w := newPickWorld(t, controlplane.Service{Name: "s",
-		Localities: []controlplane.Locality{{Zone: "a"}, {Zone: "b", Priority: 1}},
-		Endpoints: []controlplane.Endpoint{{Address: "10.0.0.1", Zone: "a", Health: corepb.HealthStatus_HEALTHY},
-			{Address: "10.0.0.2", Zone: "b", Priority: 1, Health: corepb.HealthStatus_HEALTHY}}})
+	w := newPickWorld(t, failoverService())
 	if p := w.pick(time.Second, 0); p.Result != dataplane.Picked || p.Backend != 0 {
 		t.Fatalf("pick with priority 0 up = %+v", p)
 	}
@@ -171,10 +176,7 @@ func TestPriorityFailover(t *testing.T) {
 // started is failed over (gRFC A27's failover timer), and a queued RPC
 // goes with whichever priority becomes READY first.
 func TestPriorityFailoverTimer(t *testing.T) {
-	w := newPickWorld(t, controlplane.Service{Name: "s",
-		Localities: []controlplane.Locality{{Zone: "a"}, {Zone: "b", Priority: 1}},
-		Endpoints: []controlplane.Endpoint{{Address: "10.0.0.1", Zone: "a", Health: corepb.HealthStatus_HEALTHY},
-			{Address: "10.0.0.2", Zone: "b", Priority: 1, Health: corepb.HealthStatus_HEALTHY}}})
+	w := newPickWorld(t, failoverService())
 	// A connect takes two round trips of 12 s: 24 s.
 	w.link.Latency = sim.Constant(6 * time.Second)
 	w.ch.SetConfig(nil, 0)
