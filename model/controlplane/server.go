@@ -11,7 +11,6 @@ import (
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	streamv3 "github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -94,9 +93,10 @@ type Server struct {
 	streams map[StreamID]*stream
 	list    []*stream // open streams, any order (scans only)
 
-	work *workQueue
-	m    metrics
-	now  sim.Time
+	work   *workQueue
+	m      metrics
+	now    sim.Time
+	intern interner // the streams' shared subscription maps
 
 	// Per-commit scratch.
 	staged  [NumTypes]map[string]proto.Message // nil message: delete
@@ -129,7 +129,7 @@ type typeState struct {
 	st     *stream
 	t      ResourceType
 	active bool // a request of this type was accepted
-	sub    streamv3.Subscription
+	sub    subscription
 
 	// The open watch, if any: gen is nil once it fired or was cancelled.
 	req    *discoverypb.DiscoveryRequest
@@ -354,18 +354,16 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 		// Cancel first, so the cache never answers the watch while its
 		// subscription changes (sotw/v3 xds.go: w.close() first).
 		s.closeWatch(ts)
-		ts.sub.SetResourceSubscription(req.GetResourceNames())
-	} else {
-		// gRPC clients never mean an empty list as a wildcard
-		// (go-control-plane DeactivateLegacyWildcard).
-		ts.active = true
-		ts.sub = streamv3.NewSotwSubscription(req.GetResourceNames(), false)
 	}
+	// gRPC clients never mean an empty list as a wildcard
+	// (go-control-plane DeactivateLegacyWildcard).
+	ts.active = true
+	ts.sub.set(req.GetResourceNames(), &s.intern)
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
 	creq := s.nack.cacheRequest(req, ts.sent)
-	s.openWatch(ts, creq, s.nack.CacheSubscription(creq, ts.sub))
+	s.openWatch(ts, creq, s.nack.CacheSubscription(creq, &ts.sub))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -513,7 +511,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 	ts.sent = version
 	ts.ack.Nonce = ts.nonce
 	if p.resp != nil {
-		ts.sub.SetReturnedResources(p.resp.GetReturnedResources())
+		ts.sub.setReturned(p.resp.GetReturnedResources(), &s.intern)
 	}
 	s.m.totals.Responses++
 	s.m.totals.ResourceErrors += int64(len(errs))

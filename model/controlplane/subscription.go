@@ -1,0 +1,140 @@
+package controlplane
+
+import (
+	"slices"
+	"strings"
+)
+
+// subscription is a stream's SotW subscription to one type: what
+// go-control-plane's stream/v3 Subscription holds (the names the last
+// request asked for, and the version each returned resource was sent at),
+// with the maps interned. A server's streams mostly ask for the same names
+// and are sent the same versions, and the cache never alters either map
+// (cache/v3 Subscription: "The returned map must not be altered by the
+// Cache"), so streams that agree share one map each instead of holding two
+// of their own per type. It implements cache/v3 Subscription.
+type subscription struct {
+	wildcard   bool
+	subscribed map[string]struct{} // shared: never modified
+	returned   map[string]string   // shared: never modified
+}
+
+// ReturnedResources implements cache/v3 Subscription.
+func (s *subscription) ReturnedResources() map[string]string { return s.returned }
+
+// SubscribedResources implements cache/v3 Subscription.
+func (s *subscription) SubscribedResources() map[string]struct{} { return s.subscribed }
+
+// IsWildcard implements cache/v3 Subscription.
+func (s *subscription) IsWildcard() bool { return s.wildcard }
+
+// explicitWildcard is the name that asks for every resource of a type.
+const explicitWildcard = "*"
+
+// set applies the names of a SotW request, as stream/v3
+// Subscription.SetResourceSubscription does with legacy wildcards off:
+// the explicit wildcard "*" makes the subscription a wildcard; every
+// other name is subscribed; and, unless the wildcard is set, resources no
+// longer subscribed are forgotten as returned, so that subscribing to
+// them again brings them again even at an unchanged version.
+func (s *subscription) set(names []string, in *interner) {
+	s.wildcard = slices.Contains(names, explicitWildcard)
+	s.subscribed = in.names(names)
+	if s.returned == nil {
+		// The cache clones it and adds to the clone: never nil.
+		s.returned = in.versions(map[string]string{})
+	}
+	if s.wildcard || len(s.returned) == 0 {
+		return
+	}
+	for name := range s.returned {
+		if _, ok := s.subscribed[name]; !ok {
+			kept := make(map[string]string, len(s.returned))
+			for n, v := range s.returned {
+				if _, ok := s.subscribed[n]; ok {
+					kept[n] = v
+				}
+			}
+			s.returned = in.versions(kept)
+			return
+		}
+	}
+}
+
+// setReturned records the versions a response returned, as stream/v3
+// Subscription.SetReturnedResources does.
+func (s *subscription) setReturned(m map[string]string, in *interner) {
+	if m == nil {
+		m = map[string]string{}
+	}
+	s.returned = in.versions(m)
+}
+
+// interner hands out one shared map for equal contents. It forgets
+// everything once it holds maxInterned maps of a kind, so that a long run
+// of changing versions cannot grow it without bound; maps already handed
+// out stay valid, they are only no longer shared with newcomers.
+type interner struct {
+	nameSets map[string]map[string]struct{}
+	versionM map[string]map[string]string
+	scratch  []string
+	key      strings.Builder
+}
+
+const maxInterned = 4096
+
+// names returns the shared set of names, "*" left out.
+func (in *interner) names(names []string) map[string]struct{} {
+	in.scratch = append(in.scratch[:0], names...)
+	slices.Sort(in.scratch)
+	in.scratch = slices.Compact(in.scratch)
+	in.key.Reset()
+	for _, n := range in.scratch {
+		if n == explicitWildcard {
+			continue
+		}
+		in.key.WriteString(n)
+		in.key.WriteByte(0)
+	}
+	k := in.key.String()
+	if m, ok := in.nameSets[k]; ok {
+		return m
+	}
+	m := make(map[string]struct{}, len(in.scratch))
+	for _, n := range in.scratch {
+		if n != explicitWildcard {
+			m[n] = struct{}{}
+		}
+	}
+	if in.nameSets == nil || len(in.nameSets) >= maxInterned {
+		in.nameSets = map[string]map[string]struct{}{}
+	}
+	in.nameSets[k] = m
+	return m
+}
+
+// versions returns the shared map equal to m; m itself the first time.
+// The caller must not modify m afterwards.
+func (in *interner) versions(m map[string]string) map[string]string {
+	in.scratch = in.scratch[:0]
+	for n := range m {
+		in.scratch = append(in.scratch, n)
+	}
+	slices.Sort(in.scratch)
+	in.key.Reset()
+	for _, n := range in.scratch {
+		in.key.WriteString(n)
+		in.key.WriteByte(0)
+		in.key.WriteString(m[n])
+		in.key.WriteByte(0)
+	}
+	k := in.key.String()
+	if shared, ok := in.versionM[k]; ok {
+		return shared
+	}
+	if in.versionM == nil || len(in.versionM) >= maxInterned {
+		in.versionM = map[string]map[string]string{}
+	}
+	in.versionM[k] = m
+	return m
+}
