@@ -17,15 +17,15 @@ import (
 // rather than pick, answer and finish each. All of them are about one
 // cluster: the one the RPCs' route takes them to.
 
-// Steady reports whether the channel is steady at env.Now for RPCs to
+// Steady reports whether the channel is steady at env.Now for RPCs of
 // cluster ci with the given deadline (0: none): the cluster has one
-// priority and one locality (a pick then draws nothing the bulk path
-// would skip but ring_hash's and least_request's own draws) and at least
-// one endpoint its policy may use; every such endpoint is READY, on the
-// incarnation its backend runs, and its backend fails no RPC and answers
-// within the deadline whatever its service time draws; and, when sessions
-// is set, every session has its cookie's host READY where the override
-// policy may use it (gRFC A55), so that no session breaks.
+// priority and one locality and at least one endpoint its policy may use
+// that is READY; every such endpoint's backend is up, fails no RPC and
+// answers within the deadline whatever its service time draws, so that an
+// endpoint still connecting (or backing off) to it can only join the
+// READY ones; and, when sessions is set, every endpoint is READY and every
+// session has its cookie's host READY where the override policy may use
+// it (gRFC A55), so that no session breaks or waits.
 func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions bool) bool {
 	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
 		return false
@@ -34,18 +34,24 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 	if c.Failed || c.Priorities != 1 || len(c.Localities) != 1 {
 		return false
 	}
-	usable := false
+	ready := false
 	for i, e := range c.Endpoints {
 		if !childUsable(e.Health) {
 			continue
 		}
-		usable = true
-		if !ch.answersOK(ci, i, env, deadline) {
+		switch ch.serves(ci, i, env, deadline) {
+		case servesNow:
+			ready = true
+		case servesLater:
+			if sessions {
+				return false
+			}
+		default:
 			return false
 		}
 	}
-	if !usable || !sessions {
-		return usable
+	if !ready || !sessions {
+		return ready
 	}
 	allowed := ch.overrideAllowed(ci, env)
 	for _, s := range ch.sessions {
@@ -54,7 +60,7 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 		}
 		ok := false
 		for i, e := range c.Endpoints {
-			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.answersOK(ci, i, env, deadline) {
+			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.serves(ci, i, env, deadline) == servesNow {
 				ok = true
 				break
 			}
@@ -66,22 +72,33 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 	return len(ch.sessions) > 0
 }
 
-// answersOK reports whether endpoint i of cluster ci is READY now and its
-// backend answers every RPC OK within deadline (0: none).
-func (ch *Channel) answersOK(ci, i int, env *Env, deadline time.Duration) bool {
-	if st, _ := ch.state(ci, i, env); st != Ready {
-		return false
-	}
+// How an endpoint serves RPCs, for Steady.
+const (
+	servesNot   = iota // its backend is down, fails RPCs or may miss the deadline
+	servesNow          // READY, to a backend that answers every RPC OK in time
+	servesLater        // not READY yet, but to such a backend
+)
+
+// serves says how endpoint i of cluster ci serves RPCs with deadline
+// (0: none) at env.Now.
+func (ch *Channel) serves(ci, i int, env *Env, deadline time.Duration) int {
 	sc := &ch.cls[ci].subs[i]
 	b := env.Backends.Get(sc.backend)
-	if !b.Up || b.Gen != sc.gen || b.ErrorRate > 0 {
-		return false
+	if !b.Up || b.ErrorRate > 0 {
+		return servesNot
 	}
-	if deadline == 0 {
-		return true
+	if deadline > 0 {
+		if bound, ok := b.ServiceTime.Bound(); !ok || bound > deadline {
+			return servesNot
+		}
 	}
-	bound, ok := b.ServiceTime.Bound()
-	return ok && bound <= deadline
+	if st, _ := ch.state(ci, i, env); st != Ready {
+		return servesLater
+	}
+	if b.Gen != sc.gen {
+		return servesNot
+	}
+	return servesNow
 }
 
 // overrideAllowed is the set of health statuses the override policy may

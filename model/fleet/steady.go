@@ -85,6 +85,29 @@ func (w *world) enterSteady(ii uint32) {
 	}
 }
 
+// steadyAcross switches steady instance ii to config cfg, when its RPCs
+// carry no session on either config, and reports whether it did: its bulk
+// run then goes on if the channel is steady with cfg too (as when a
+// rolling deploy replaces one endpoint with another), and ends otherwise.
+// Either way the run's RPCs are accounted for with cfg's policy state
+// (which backend each went to changes no outcome).
+func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
+	inst := &w.insts[ii]
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
+	if _, sessions, ok := steadyRoute(inst.ch.Config(), load); !ok || sessions {
+		return false
+	}
+	if _, sessions, ok := steadyRoute(cfg, load); !ok || sessions {
+		return false
+	}
+	inst.ch.SetConfig(cfg, w.kernel.Now())
+	if !w.steadyEligible(ii) {
+		w.leaveSteady(ii)
+	}
+	w.configChanged(ii)
+	return true
+}
+
 // steadyEnd ends a bulk run when its first session reaches its lifetime.
 func (w *world) steadyEnd(ev sim.Event) {
 	inst := &w.insts[ev.Entity]

@@ -360,8 +360,15 @@ func (w *world) rederive(ii uint32) {
 	inst.watched = kept
 	switch {
 	case resolved:
+		cfg := w.channelConfig(ii, lis, rc, w.clusters)
+		if cfg == inst.ch.Config() {
+			break // the same config: nothing changes for the channel
+		}
+		if inst.steady && w.steadyAcross(ii, cfg) {
+			break // switched without ending the bulk run first (steady.go)
+		}
 		w.leaveSteady(ii)
-		inst.ch.SetConfig(w.channelConfig(ii, lis, rc, w.clusters), w.kernel.Now())
+		inst.ch.SetConfig(cfg, w.kernel.Now())
 		w.configChanged(ii)
 	case w.resolverFailed(ii):
 		// An error took the listener or route away (gRFC A88
