@@ -87,3 +87,27 @@ func ParseCause(name string) (c Cause, ok bool) {
 	}
 	return 0, false
 }
+
+var causeExplanations = [NumCauses]string{
+	"no config: no control plane of the bootstrap could be reached",
+	"no config: a reachable control plane has not sent a resource the config needs",
+	"the does-not-exist timer fired while a server held the resource (spurious)",
+	"the does-not-exist timer fired and no server has the resource",
+	"a resource of the config was NACKed, with nothing cached to keep using",
+	"the server deleted a resource of the config",
+	"the server reported an error for a resource of the config (xRFC TP3)",
+	"the config names no endpoint the load balancer may use",
+	"the backends the client has are down while its control plane already lists others: stale EDS",
+	"the backend is down and the control plane knows no better",
+	"the backend answered with an error",
+	"the session's backend was lost and its RPC went to another (gRFC A55)",
+	"the RPC ran past its deadline",
+}
+
+// Explain says in a few words what the cause means.
+func (c Cause) Explain() string {
+	if c < NumCauses {
+		return causeExplanations[c]
+	}
+	return "unknown"
+}

@@ -61,6 +61,10 @@ func (t *Tracker) Fail(at sim.Time, gap time.Duration, code codes.Code, cause Ca
 	return closed, ok
 }
 
+// Open reports whether a window is open: its last failure may be
+// followed by more within the gap.
+func (t *Tracker) Open() bool { return t.open }
+
 // Close ends the open window, if there is one, and returns it.
 func (t *Tracker) Close() (Window, bool) {
 	if !t.open {

@@ -119,8 +119,8 @@ func (w *world) channelEvent(ev sim.Event) {
 			return
 		}
 		attempt, res := uint32(ev.Arg>>8), network.AttemptResult(ev.Arg&0xff)
-		if w.tracer != nil && res == network.AttemptTimedOut && attempt == c.ch.Attempt() {
-			w.traceConn(ev.Entity, TraceEvent{Kind: TraceConnectTimeout})
+		if res == network.AttemptTimedOut && attempt == c.ch.Attempt() && w.tracingConn(ev.Entity) {
+			w.traceConn(ev.Entity, TraceEvent{Kind: TraceConnectTimeout, Rule: ruleConnectTimeout})
 		}
 		w.channelEffects(ev.Entity, c.ch.EndAttempt(now, attempt, res, buf[:0]))
 	case kindBackoffTimer:
@@ -144,8 +144,8 @@ func (w *world) channelEffects(ci uint32, effs []network.Effect) {
 		c := &w.conns[ci]
 		switch e.Kind {
 		case network.StartConnectAttempt:
-			if w.tracer != nil {
-				w.traceConn(ci, TraceEvent{Kind: TraceConnect})
+			if w.tracingConn(ci) {
+				w.traceConn(ci, TraceEvent{Kind: TraceConnect, Rule: ruleConnect})
 			}
 			cl := w.connClient(c)
 			at, res := network.ResolveAttempt(w.faults, w.link(c), cl.rng, cl.ref, int(c.cp), now, e.At, e.TCPAt)
@@ -161,8 +161,11 @@ func (w *world) channelEffects(ci uint32, effs []network.Effect) {
 				w.fx.primary[e.From]--
 				w.fx.primary[e.To]++
 			}
+			if w.tracingConn(ci) {
+				w.traceConnectivity(ci, e, effs)
+			}
 			inst := &w.insts[c.inst]
-			w.xdsInput(c.inst, inst.xds.ConnectivityChanged(time.Duration(now), int(c.local), connectivity(e.To)))
+			w.xdsInput(c.inst, inConnectivity, int(c.local), inst.xds.ConnectivityChanged(time.Duration(now), int(c.local), connectivity(e.To)))
 			if w.conns[ci].flags&connWantStream != 0 {
 				w.openStream(ci)
 			}
@@ -229,7 +232,10 @@ func (w *world) openStream(ci uint32) {
 			return
 		}
 		w.beginStream(ci, true)
-		w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
+		if w.tracingConn(ci) {
+			w.traceConn(ci, TraceEvent{Kind: TraceStreamPending, Rule: ruleStreamPending})
+		}
+		w.xdsInput(c.inst, inStreamOpened, int(c.local), inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 	case network.PickFail:
 		if c.st.State() == network.StreamWaiting {
 			// A wait_for_ready call fails only with the channel (SHUTDOWN).
@@ -237,7 +243,7 @@ func (w *world) openStream(ci uint32) {
 			c.toServer.reset()
 		}
 		w.fx.streamsFailedBeforeResponse++
-		w.xdsInput(c.inst, inst.xds.StreamFailed(time.Duration(now), int(c.local), xdsclient.Status(pick.Status)))
+		w.streamFailed(ci, xdsclient.Status(pick.Status), false)
 	case network.PickProceed:
 		switch c.st.State() {
 		case network.StreamOpen:
@@ -247,7 +253,7 @@ func (w *world) openStream(ci uint32) {
 			return
 		}
 		if w.startOnServer(ci, w.beginStream(ci, wfr)) {
-			w.xdsInput(c.inst, inst.xds.StreamOpened(time.Duration(now), int(c.local)))
+			w.xdsInput(c.inst, inStreamOpened, int(c.local), inst.xds.StreamOpened(time.Duration(now), int(c.local)))
 		}
 	}
 }
@@ -272,11 +278,11 @@ func (w *world) startOnServer(ci uint32, id network.StreamID) bool {
 		c.st.Close(id)
 		c.toServer.reset()
 		w.fx.streamsFailedBeforeResponse++
-		w.xdsInput(c.inst, w.insts[c.inst].xds.StreamFailed(time.Duration(now), int(c.local), streamErrorStatus(err)))
+		w.streamFailed(ci, streamErrorStatus(err), false)
 		return false
 	}
-	if w.tracer != nil {
-		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen})
+	if w.tracingConn(ci) {
+		w.traceConn(ci, TraceEvent{Kind: TraceStreamOpen, Rule: ruleStreamOpen})
 	}
 	w.keepaliveStall(ci) // a stream that starts during a blackhole
 	return true
@@ -335,7 +341,7 @@ func (w *world) startHeld(ci uint32) {
 		w.kernel.Schedule(sim.Event{At: at, Entity: ci, Kind: kindToServer, Arg: id.Arg()})
 	}
 	for range n {
-		w.xdsInput(c.inst, inst.xds.SendDone(time.Duration(now), int(c.local)))
+		w.xdsInput(c.inst, inSendDone, int(c.local), inst.xds.SendDone(time.Duration(now), int(c.local)))
 	}
 }
 
@@ -397,7 +403,7 @@ func (w *world) deliverToServer(ev sim.Event) {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
 		return
 	}
-	if w.tracer != nil {
+	if w.tracingConn(ci) {
 		w.traceRequest(ci, &m.req)
 	}
 	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
@@ -415,7 +421,7 @@ func (w *world) sendResponses(resps []controlplane.Response) {
 		if serverStream(ci, id) != r.Stream || !c.st.Live(id) || c.flags&connServerEnded != 0 {
 			continue
 		}
-		if w.tracer != nil {
+		if w.tracingConn(ci) {
 			w.traceResponse(ci, &r)
 		}
 		w.sendToClient(ci, id, inbound{resp: r.Message})
@@ -484,7 +490,11 @@ func (w *world) readResponses(ci uint32) {
 			w.failStream(ci, network.StatusStreamReset)
 			return
 		}
-		w.xdsInput(c.inst, inst.xds.DecodedResponseReceived(time.Duration(now), int(c.local), w.decoded.response(m.resp)))
+		resp := w.decoded.response(m.resp)
+		if w.tracingConn(ci) {
+			w.traceReceive(ci, resp)
+		}
+		w.xdsInput(c.inst, inResponse, int(c.local), inst.xds.DecodedResponseReceived(time.Duration(now), int(c.local), resp))
 	}
 }
 
@@ -501,8 +511,17 @@ func (w *world) failStream(ci uint32, st network.Status) {
 	if !received {
 		w.fx.streamsFailedBeforeResponse++
 	}
-	inst := &w.insts[c.inst]
-	w.xdsInput(c.inst, inst.xds.StreamFailed(w.now(), int(c.local), xdsclient.Status(st)))
+	w.streamFailed(ci, xdsclient.Status(st), received)
+}
+
+// streamFailed tells conn ci's XdsClient that its stream failed with st;
+// received says whether a response had been read on it.
+func (w *world) streamFailed(ci uint32, st xdsclient.Status, received bool) {
+	c := &w.conns[ci]
+	if w.tracingConn(ci) {
+		w.traceConn(ci, TraceEvent{Kind: TraceStreamFailed, Status: st, Received: received, Rule: streamFailedRule(received)})
+	}
+	w.xdsInput(c.inst, streamFailedInput(received), int(c.local), w.insts[c.inst].xds.StreamFailed(w.now(), int(c.local), st))
 }
 
 // closeStream ends conn ci's stream on both sides, silently. A
@@ -516,8 +535,8 @@ func (w *world) closeStream(ci uint32) {
 	} else if c.st.Live(id) {
 		c.st.Close(id)
 		w.servers[c.cp].CloseStream(w.kernel.Now(), serverStream(ci, id))
-		if w.tracer != nil {
-			w.traceConn(ci, TraceEvent{Kind: TraceStreamClose})
+		if w.tracingConn(ci) {
+			w.traceConn(ci, TraceEvent{Kind: TraceStreamClose, Rule: ruleStreamClose})
 		}
 	}
 	c.flags &^= connServerEnded

@@ -85,8 +85,8 @@ func (w *world) keepaliveFired(ev sim.Event) {
 		return
 	}
 	w.fx.keepaliveCloses++
-	if w.tracer != nil {
-		w.traceConn(ci, TraceEvent{Kind: TraceKeepalive})
+	if w.tracingConn(ci) {
+		w.traceConn(ci, TraceEvent{Kind: TraceKeepalive, Rule: ruleKeepalive})
 	}
 	var buf [4]network.Effect
 	w.channelEffects(ci, c.ch.ConnectionLost(w.kernel.Now(), buf[:0]))

@@ -27,6 +27,8 @@ type rpc struct {
 	instGen uint32 // the instance's rpcGen when the RPC began
 	gen     uint32 // bumped when the slot is reused; events carry it
 	session int32  // -1: none
+	// id numbers the RPC within the run (traces name it).
+	id uint64
 	// cfg and cluster are the config the RPC began on and the cluster its
 	// route picked in it (gRFC A28: once per RPC, its retries included).
 	cfg     *dataplane.Config
@@ -196,7 +198,7 @@ func (w *world) stopRPCs(ii uint32) {
 	}
 	inst.waiting = inst.waiting[:0]
 	if win, ok := inst.win.Close(); ok {
-		w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+		w.windowClosed(ii, win)
 	}
 }
 
@@ -229,16 +231,22 @@ func (w *world) arrive(ii uint32) {
 	now := w.kernel.Now()
 	w.dp.rpcs++
 	w.group(ii).rpcs++
+	id := uint64(w.dp.rpcs)
 	if inst.ch.Config() == nil && w.resolverFailed(ii) {
 		// The resolver reported an error: the channel is in
 		// TRANSIENT_FAILURE and a non-wait-for-ready RPC fails at once.
-		w.finish(ii, now, codes.Unavailable, w.noConfigCause(ii), false)
+		if w.tracing(ii) {
+			w.trace(ii, TraceEvent{Kind: TracePick, RPC: id, Attempt: 1, Code: codes.Unavailable, Cause: w.noConfigCause(ii),
+				Detail: "the resolver reported an error",
+				Rule:   pickRule(&dataplane.Pick{Result: dataplane.Failed, NoConfig: true}, 0, false)})
+		}
+		w.finish(ii, id, now, codes.Unavailable, w.noConfigCause(ii), false)
 		return
 	}
 	s := w.rpcs.alloc()
 	r := &w.rpcs.slots[s]
 	gen := r.gen
-	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: gen, session: -1}
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: gen, session: -1, id: id}
 	if load.Deadline > 0 {
 		r.deadline = now.Add(load.Deadline)
 	}
@@ -270,8 +278,12 @@ func (w *world) begin(s uint32) {
 	if route == nil {
 		// No route matches the method: grpc-go's config selector fails
 		// the RPC UNAVAILABLE before any pick.
+		if w.tracing(ii) {
+			w.trace(ii, TraceEvent{Kind: TracePick, RPC: r.id, Attempt: 1, Code: codes.Unavailable, Cause: dataplane.NoHealthyEndpoint,
+				Detail: "no route matches " + load.Method, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
+		}
 		w.rpcs.free(s)
-		w.finish(ii, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
+		w.finish(ii, r.id, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
 		return
 	}
 	r.cfg, r.cluster = cfg, int32(route.PickCluster(w.clients[inst.client].rng))
@@ -306,7 +318,7 @@ func (w *world) configChanged(ii uint32) {
 			continue
 		}
 		w.rpcs.free(s)
-		w.finish(ii, now, codes.Unavailable, w.noConfigCause(ii), false)
+		w.finish(ii, r.id, now, codes.Unavailable, w.noConfigCause(ii), false)
 	}
 }
 
@@ -323,11 +335,15 @@ func (w *world) attempt(s uint32) {
 	b.attempts++
 	env := w.env(ii)
 	var p dataplane.Pick
-	if ci, ok := w.rpcCluster(r, inst); ok {
+	ci, ok := w.rpcCluster(r, inst)
+	if ok {
 		p = inst.ch.Pick(&env, ci, int(r.session))
 	} else {
 		// The config changed under the RPC and no longer has its cluster.
 		p = dataplane.Pick{Result: dataplane.Failed, NoEndpoint: true, At: now}
+	}
+	if w.tracing(ii) {
+		w.tracePick(ii, r, &p, ci, ok)
 	}
 	if p.AffinityBroken && !r.broken {
 		r.broken = true
@@ -381,7 +397,7 @@ func (w *world) attemptDone(ev sim.Event) {
 		// there is none is as things stand now.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
 		w.rpcs.free(s)
-		w.finish(ii, w.kernel.Now(), code, w.noConfigCause(ii), false)
+		w.finish(ii, r.id, w.kernel.Now(), code, w.noConfigCause(ii), false)
 		return
 	}
 	inst.ch.Finished(r.backend)
@@ -401,6 +417,18 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	if d.Throttled {
 		w.dp.throttled++
 	}
+	if w.tracing(r.inst) {
+		w.traceAt(r.inst, time.Duration(now), TraceEvent{Kind: TraceAttempt, RPC: r.id, Attempt: r.call.Attempts(), Code: code,
+			Cause: cause, Rule: ruleAttempt})
+		if d.Retry || d.Throttled {
+			rule := ruleRetry
+			if d.Throttled {
+				rule = ruleThrottled
+			}
+			w.traceAt(r.inst, time.Duration(now), TraceEvent{Kind: TraceRetry, RPC: r.id, Attempt: r.call.Attempts(),
+				Delay: d.At.Sub(now), Throttled: d.Throttled, Rule: rule})
+		}
+	}
 	if d.Retry { // gRFC A6: the next attempt picks again after the backoff
 		w.dp.retries++
 		w.group(r.inst).retries++
@@ -411,9 +439,9 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	}
 	// When the deadline runs out while the RPC waits to retry, it ends
 	// DEADLINE_EXCEEDED and the failure that made it retry is the cause.
-	ii, broken := r.inst, r.broken
+	ii, broken, id := r.inst, r.broken, r.id
 	w.rpcs.free(s)
-	w.finish(ii, d.At, d.Code, cause, broken)
+	w.finish(ii, id, d.At, d.Code, cause, broken)
 }
 
 // rpcRetry starts a retry attempt.
@@ -431,10 +459,10 @@ func (w *world) rpcRetry(ev sim.Event) {
 	w.attempt(s)
 }
 
-// finish records an RPC's final outcome at t.
-func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
-	if w.tracer != nil {
-		e := TraceEvent{Kind: TraceRPC, Code: code}
+// finish records the final outcome at t of RPC number id.
+func (w *world) finish(ii uint32, id uint64, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
+	if w.tracing(ii) {
+		e := TraceEvent{Kind: TraceRPC, Code: code, RPC: id, Rule: ruleRPC}
 		if code != codes.OK || broken {
 			e.Cause = cause
 		}
@@ -459,8 +487,22 @@ func (w *world) finish(ii uint32, t sim.Time, code codes.Code, cause dataplane.C
 	}
 	b.byCause[cause]++
 	inst := &w.insts[ii]
-	if win, ok := inst.win.Fail(t, w.cfg.DataPlane.WindowGap, code, cause); ok {
-		w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+	wasOpen := inst.win.Open()
+	win, closed := inst.win.Fail(t, w.cfg.DataPlane.WindowGap, code, cause)
+	if closed {
+		w.windowClosed(ii, win)
+	}
+	if (closed || !wasOpen) && w.tracing(ii) {
+		w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceWindowOpen, RPC: id, Code: code, Cause: cause, Rule: ruleWindow})
+	}
+}
+
+// windowClosed records instance ii's failure window win, which is over.
+func (w *world) windowClosed(ii uint32, win dataplane.Window) {
+	w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+	if w.tracing(ii) {
+		w.traceAt(ii, time.Duration(win.End), TraceEvent{Kind: TraceWindowClose, Since: time.Duration(win.Start),
+			Count: int(win.Failures), Cause: win.Cause(), Rule: ruleWindow})
 	}
 }
 
@@ -655,4 +697,35 @@ func (w *world) channelConfig(ii uint32, lis, rc *xdsclient.Decoded, clusters []
 // port, as scenarios name backends.
 func BackendKey(cluster, ip string, port uint32) string {
 	return dataplane.BackendKey(cluster, net.JoinHostPort(ip, strconv.Itoa(int(port))))
+}
+
+// tracePick reports the pick p of RPC r's current attempt, in cluster ci
+// of the channel's config (none when !ok).
+func (w *world) tracePick(ii uint32, r *rpc, p *dataplane.Pick, ci int, ok bool) {
+	e := TraceEvent{Kind: TracePick, RPC: r.id, Attempt: r.call.Attempts()}
+	var lb dataplane.LBPolicy
+	if cfg := w.insts[ii].ch.Config(); ok && cfg != nil {
+		cl := &cfg.Clusters[ci]
+		lb = cl.LB
+		if p.Result != dataplane.Failed && p.Endpoint < len(cl.Endpoints) {
+			e.Backend = cl.Endpoints[p.Endpoint].Address
+		}
+	}
+	if p.Result == dataplane.Failed {
+		e.Code = codes.Unavailable
+		switch {
+		case p.NoConfig:
+			e.Detail = "the resolver reported an error"
+		case p.ClusterFailed:
+			e.Detail = "its cluster failed"
+		case p.NoEndpoint:
+			e.Detail = "no usable endpoint"
+		default:
+			e.Detail = "no endpoint READY"
+		}
+	} else if now := w.kernel.Now(); p.At > now {
+		e.Delay = p.At.Sub(now) // the pick waits for its subchannel to connect
+	}
+	e.Rule = pickRule(p, lb, r.session >= 0)
+	w.trace(ii, e)
 }

@@ -191,8 +191,8 @@ func (w *world) settleSteady(ii uint32, t sim.Time) sim.Time {
 	if n == 0 {
 		return next
 	}
-	if w.tracer != nil {
-		w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceSteadyRPCs, Count: n, Since: time.Duration(from)})
+	if w.tracing(ii) {
+		w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceSteadyRPCs, Count: n, Since: time.Duration(from), Rule: ruleSteady})
 	}
 	w.dp.rpcs += n
 	w.group(ii).rpcs += n

@@ -40,6 +40,101 @@ func TestTracingDoesNotChangeTheRun(t *testing.T) {
 	}
 }
 
+// TestTracingChosenClientsDoesNotChangeTheRun: tracing every client,
+// one client or one of its targets leaves the run exactly as it is
+// without a tracer, and the tracer hears only of the clients named.
+func TestTracingChosenClientsDoesNotChangeTheRun(t *testing.T) {
+	cfg := xdsConfig(20, xdsclient.GRPCGo())
+	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
+	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: 0.3, Downtime: 2 * time.Second}}
+	cfg.Groups[0].RPC = RPCLoad{Rate: 5, Deadline: time.Second, Method: "/xdssim.Echo/Call"}
+	cfg.DataPlane.WindowGap = 5 * time.Second
+	plain := fmt.Sprintf("%+v", run(t, cfg))
+	for _, tt := range []struct {
+		name    string
+		clients []string
+		want    string // the only client/target traced; "" for any
+	}{
+		{"every client", nil, ""},
+		{"one client", []string{"web/7"}, "web/7/echo"},
+		{"one target of one client", []string{"web/3/echo"}, "web/3/echo"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kinds := map[TraceKind]int{}
+			r, err := Run(cfg, Options{TraceClients: tt.clients, Trace: func(e *TraceEvent) {
+				kinds[e.Kind]++
+				if got := e.Client + "/" + e.Target; tt.want != "" && got != tt.want {
+					t.Fatalf("traced %s, want only %s", got, tt.want)
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%+v", r) != plain {
+				t.Error("a traced run differs from the same run without a tracer")
+			}
+			for _, k := range []TraceKind{TraceClientStart, TraceConnectivity, TraceStreamOpen, TraceSend, TraceReceive,
+				TraceTimerArmed, TraceTimerCancelled, TraceNotify, TracePick, TraceAttempt, TraceRPC} {
+				if kinds[k] == 0 {
+					t.Errorf("no %v event traced", k)
+				}
+			}
+		})
+	}
+}
+
+func TestClientRefsNameAClientAndMaybeOneTarget(t *testing.T) {
+	cfg := xdsConfig(3, xdsclient.GRPCGo())
+	cfg.Groups = append(cfg.Groups, Group{Name: "plain", Clients: 2})
+	tests := []struct {
+		name, err string
+	}{
+		{"web/0", ""},
+		{"web/2/echo", ""},
+		{"web", `expected GROUP/INDEX or GROUP/INDEX/TARGET`},
+		{"web/x", `expected a client index (0, 1, …) after "web/", found "x"`},
+		{"web/-1", `expected a client index`},
+		{"web/1/", `expected a target after the index`},
+		{"web/3", `group web has 3 clients, web/0 to web/2`},
+		{"api/0", `no group is named "api" (groups: web, plain)`},
+		{"web/0/other", `group web has no target "other" (targets: echo)`},
+		{"plain/0", `group plain has no xDS servers`},
+	}
+	for _, tt := range tests {
+		err := cfg.CheckClient(tt.name)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("CheckClient(%q) = %v, want ok", tt.name, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("CheckClient(%q) = %v, want an error with %q", tt.name, err, tt.err)
+		}
+		if ref, err := ParseClientRef(tt.name); err == nil && ref.String() != tt.name {
+			t.Errorf("ParseClientRef(%q).String() = %q", tt.name, ref.String())
+		}
+	}
+	if _, err := Run(cfg, Options{Trace: func(*TraceEvent) {}, TraceClients: []string{"web/9"}}); err == nil {
+		t.Error("a run tracing a client the fleet lacks did not fail")
+	}
+}
+
+// TestTraceNamesTheRuleOfEveryEvent: every event a traced run reports
+// names the rule it follows (DESIGN.md, "Every state transition cites its
+// source"), except the servers' own view of messages.
+func TestTraceNamesTheRuleOfEveryEvent(t *testing.T) {
+	cfg := xdsConfig(5, xdsclient.GRPCJava())
+	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
+	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: 1, Downtime: 2 * time.Second}}
+	cfg.Groups[0].RPC = RPCLoad{Rate: 5, Deadline: time.Second, Method: "/xdssim.Echo/Call"}
+	_, err := Run(cfg, Options{Trace: func(e *TraceEvent) {
+		if e.Rule == "" && e.Kind != TraceRequest && e.Kind != TraceResponse {
+			t.Errorf("%v event at %v names no rule", e.Kind, e.At)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Mirrors grpc-go TestADS_ACK_NACK_Simple's first exchange and the xDS
 // resolver's LDS -> RDS -> CDS -> EDS chain: each type is requested with
 // an empty version and nonce, then ACKed with the response's.

@@ -29,7 +29,7 @@ var reportedCodes = []struct {
 func (w *world) closeWindows() {
 	for ii := range w.insts {
 		if win, ok := w.insts[ii].win.Close(); ok {
-			w.dp.windows = append(w.dp.windows, windowRecord{inst: uint32(ii), w: win})
+			w.windowClosed(uint32(ii), win)
 		}
 	}
 	slices.SortStableFunc(w.dp.windows, func(a, b windowRecord) int {

@@ -126,6 +126,8 @@ type world struct {
 	hists     [numHists]Histogram
 	progress  func(now, end time.Duration)
 	tracer    func(*TraceEvent)
+	// traced says which instances the tracer follows; nil: every one.
+	traced    []bool
 	exactRPCs bool
 }
 
@@ -138,6 +140,12 @@ type Options struct {
 	// TraceKind lists, in virtual-time order. The event is only valid
 	// during the call. A traced run takes every RPC one by one.
 	Trace func(*TraceEvent)
+	// TraceClients, if not empty, limits Trace to these clients, each
+	// named "group/index" (every target of the client) or
+	// "group/index/target" (one of its XdsClient instances); the others
+	// are not traced and cost nothing. An unknown name is an error
+	// ([Config.CheckClient]). Tracing never changes the run.
+	TraceClients []string
 	// ExactRPCs takes every RPC one by one, even those of a steady
 	// channel that would be accounted in bulk (steady.go): a run of the
 	// same distribution, several times slower.
@@ -153,6 +161,11 @@ func Run(cfg Config, opts Options) (*Results, error) {
 	}
 	w.progress = opts.Progress
 	w.tracer = opts.Trace
+	if w.tracer != nil && len(opts.TraceClients) > 0 {
+		if w.traced, err = w.selectTraced(opts.TraceClients); err != nil {
+			return nil, err
+		}
+	}
 	w.exactRPCs = opts.ExactRPCs
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
 	return w.results(), nil
@@ -300,6 +313,9 @@ func (w *world) startClient(ev sim.Event) {
 	w.running++
 	w.starts++
 	w.startsSinceSample++
+	if w.tracer != nil {
+		w.traceClient(ev.Entity, TraceEvent{Kind: TraceClientStart, Rule: ruleStart})
+	}
 	w.startInstances(ev.Entity)
 }
 
@@ -316,6 +332,9 @@ func (w *world) stopClient(ev sim.Event) {
 	w.down++
 	w.peakDown = max(w.peakDown, w.down)
 	w.restarts++
+	if w.tracer != nil {
+		w.traceClient(ev.Entity, TraceEvent{Kind: TraceClientStop, Count: int(ev.Arg), Delay: w.cfg.Restarts[ev.Arg].Downtime, Rule: ruleRestart})
+	}
 	w.stopInstances(ev.Entity)
 	w.kernel.After(w.cfg.Restarts[ev.Arg].Downtime, sim.Event{Entity: ev.Entity, Kind: kindStart, Arg: argEndsRestart})
 }

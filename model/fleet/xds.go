@@ -110,7 +110,7 @@ func (w *world) startInstances(id uint32) {
 		inst := &w.insts[ii]
 		inst.xds, inst.node = x, boot.Node
 		inst.watched = append(inst.watched[:0], watch{typ: xdsclient.LDS, name: target})
-		w.xdsInput(ii, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
+		w.xdsInput(ii, inWatch, -1, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
 		w.startRPCs(ii)
 	}
 }
@@ -154,15 +154,21 @@ type effectQueue struct {
 	draining bool
 }
 
+// queuedEffect is an effect of instance inst, produced by input in on the
+// instance's server srv (-1: an input of no server); the input only
+// serves to name the rule of a traced effect (rules.go).
 type queuedEffect struct {
 	inst uint32
+	in   input
+	srv  int8
 	e    xdsclient.Effect
 }
 
-// xdsInput carries out the effects an XdsClient input produced.
-func (w *world) xdsInput(ii uint32, effs []xdsclient.Effect) {
+// xdsInput carries out the effects that input in, on the instance's
+// server srv (-1 for a watch), produced.
+func (w *world) xdsInput(ii uint32, in input, srv int, effs []xdsclient.Effect) {
 	for _, e := range effs {
-		w.xq.items = append(w.xq.items, queuedEffect{inst: ii, e: e})
+		w.xq.items = append(w.xq.items, queuedEffect{inst: ii, in: in, srv: int8(srv), e: e})
 	}
 	if w.xq.draining {
 		return
@@ -170,17 +176,20 @@ func (w *world) xdsInput(ii uint32, effs []xdsclient.Effect) {
 	w.xq.draining = true
 	for i := 0; i < len(w.xq.items); i++ {
 		q := w.xq.items[i]
-		w.carryOut(q.inst, &q.e)
+		w.carryOut(q.inst, q.in, int(q.srv), &q.e)
 	}
 	clear(w.xq.items)
 	w.xq.items = w.xq.items[:0]
 	w.xq.draining = false
 }
 
-func (w *world) carryOut(ii uint32, e *xdsclient.Effect) {
+func (w *world) carryOut(ii uint32, in input, srv int, e *xdsclient.Effect) {
 	inst := &w.insts[ii]
 	if inst.xds == nil {
 		return // the client stopped while this effect was queued
+	}
+	if w.tracing(ii) {
+		w.traceEffect(ii, in, srv, e)
 	}
 	ci := inst.firstConn + uint32(e.Server)
 	switch e.Kind {
@@ -201,7 +210,7 @@ func (w *world) carryOut(ii uint32, e *xdsclient.Effect) {
 			w.fx.nacksSent++
 		}
 		if w.send(ci, e.Request) {
-			w.xdsInput(ii, inst.xds.SendDone(w.now(), e.Server))
+			w.xdsInput(ii, inSendDone, e.Server, inst.xds.SendDone(w.now(), e.Server))
 		}
 	case xdsclient.ArmTimer:
 		if e.Timer.Kind == xdsclient.RetryTimer {
@@ -240,14 +249,14 @@ func (w *world) checkFallback(ii uint32) {
 		w.fx.fallbackSwitches++
 		w.group(ii).fallbackSwitches++
 		w.fx.onFallback++
-		if w.tracer != nil {
-			w.traceConn(inst.firstConn+uint32(active), TraceEvent{Kind: TraceFallback})
+		if w.tracing(ii) {
+			w.traceConn(inst.firstConn+uint32(active), TraceEvent{Kind: TraceFallback, Rule: ruleFallback})
 		}
 	case !on && inst.fallback:
 		w.fx.fallbackReverts++
 		w.fx.onFallback--
-		if w.tracer != nil {
-			w.traceConn(inst.firstConn, TraceEvent{Kind: TraceRevert})
+		if w.tracing(ii) {
+			w.traceConn(inst.firstConn, TraceEvent{Kind: TraceRevert, Rule: ruleRevert})
 		}
 	}
 	inst.fallback = on
@@ -291,7 +300,7 @@ func (w *world) rederive(ii uint32) {
 			}
 		}
 		inst.watched = append(inst.watched, watch{typ: t, name: name, marked: true})
-		w.xdsInput(ii, inst.xds.Watch(w.now(), t, name, watcherID))
+		w.xdsInput(ii, inWatch, -1, inst.xds.Watch(w.now(), t, name, watcherID))
 		return nil
 	}
 	// The channel's config is built from the listener, its route and
@@ -355,7 +364,7 @@ func (w *world) rederive(ii uint32) {
 			kept = append(kept, wt)
 			continue
 		}
-		w.xdsInput(ii, inst.xds.Unwatch(w.now(), wt.typ, wt.name, watcherID))
+		w.xdsInput(ii, inUnwatch, -1, inst.xds.Unwatch(w.now(), wt.typ, wt.name, watcherID))
 	}
 	inst.watched = kept
 	switch {
@@ -498,11 +507,14 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 			w.dp.timerSpurious++
 			g.timerSpurious++
 		}
-		if w.tracer != nil {
-			w.trace(ii, TraceEvent{Kind: TraceResourceTimer, Type: id.Type, Names: []string{id.Name}, Spurious: spurious})
+		if w.tracing(ii) {
+			w.traceConn(inst.firstConn+uint32(id.Server), TraceEvent{Kind: TraceResourceTimer, Type: id.Type,
+				Names: []string{id.Name}, Spurious: spurious, Timer: id, Rule: ruleResourceTimer})
 		}
+	} else if w.tracing(ii) {
+		w.traceConn(inst.firstConn+uint32(id.Server), TraceEvent{Kind: TraceRetryTimer, Timer: id, Rule: ruleRetryTimer})
 	}
-	w.xdsInput(ii, inst.xds.TimerFired(w.now(), id))
+	w.xdsInput(ii, inTimer, id.Server, inst.xds.TimerFired(w.now(), id))
 }
 
 // decodeCache decodes and validates each resource once: servers share one
