@@ -11,7 +11,6 @@ import (
 	"github.com/xdssim/xdssim/model/controlplane"
 
 	"github.com/xdssim/xdssim/model/network"
-	"github.com/xdssim/xdssim/model/xdsclient"
 	"github.com/xdssim/xdssim/sim"
 )
 
@@ -229,18 +228,17 @@ func (w *world) takeSample(t sim.Time) {
 		add(seriesFallback, float64(w.fx.onFallback))
 		add(seriesTimerFirings, float64(w.fx.timerFiredSinceSample)*w.perSample())
 		w.fx.timerFiredSinceSample = 0
-		var n [xdsclient.NumStatuses]int
-		for i := range w.insts {
-			if x := w.insts[i].xds; x != nil {
-				x.AddStatusCounts(&n)
-			}
-		}
+	}
+	// One pass over the instances samples the gRFC A78 series and
+	// counts what the status and group series below read.
+	w.sampleA78()
+	if len(w.insts) > 0 {
 		for i, st := range statusSeries {
-			add(seriesStatus+i, float64(n[st.status]))
+			add(seriesStatus+i, float64(w.a78.statuses[st.status]))
 		}
 	}
-	if len(w.groupSe) > 0 {
-		w.sampleGroupsConnected(add)
+	for _, gs := range w.groupSe {
+		add(gs.index, 100*float64(w.a78.connectedToFirst[gs.group])/float64(w.groups[gs.group].instances))
 	}
 	w.sampleTracks(w.sample)
 	for si, srv := range w.servers {
@@ -320,19 +318,4 @@ func MetricPaths(cfg *Config) []string {
 		paths[i] = m[i].Path
 	}
 	return paths
-}
-
-// sampleGroupsConnected adds each group's share of instances whose ADS
-// stream to their primary server (the first of the bootstrap) is
-// connected.
-func (w *world) sampleGroupsConnected(add func(int, float64)) {
-	connected := make([]int, len(w.groups))
-	for i := range w.insts {
-		if x := w.insts[i].xds; x != nil && x.Connected(0) {
-			connected[w.clients[w.insts[i].client].group]++
-		}
-	}
-	for _, gs := range w.groupSe {
-		add(gs.index, 100*float64(connected[gs.group])/float64(w.groups[gs.group].instances))
-	}
 }

@@ -61,6 +61,11 @@ type Results struct {
 	// WhatIf lists the scenario's hypothetical settings (Config.WhatIf);
 	// empty for a run of what shipping clients do.
 	WhatIf []WhatIf
+
+	// XdsClientMetrics are gRFC A78's XdsClient metrics over the run,
+	// one series per instrument, group and label values, one value per
+	// sample (a78.go).
+	XdsClientMetrics []XdsClientMetric
 }
 
 // Series is one sampled time series.

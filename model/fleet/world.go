@@ -72,6 +72,7 @@ type client struct {
 	group     uint32
 	index     uint32 // within its group
 	up        bool
+	started   bool     // it has started at least once
 	downAt    sim.Time // when the current restart took it down
 	firstInst uint32   // its XdsClient instances: firstInst .. +len(targets)
 	rng       *sim.Rand
@@ -123,6 +124,7 @@ type world struct {
 	groupSe   []groupSeries
 	intervals []Interval
 	tr        trackSet
+	a78       a78Set
 	hists     [numHists]Histogram
 	progress  func(now, end time.Duration)
 	tracer    func(*TraceEvent)
@@ -150,6 +152,13 @@ type Options struct {
 	// channel that would be accounted in bulk (steady.go): a run of the
 	// same distribution, several times slower.
 	ExactRPCs bool
+	// Inspect, if set, is called at each virtual time of InspectAt (in
+	// order; times past the end of the run are not reached), once every
+	// event at or before it has run, to look at the world as it is then.
+	// The Inspector is valid only during the call. Inspecting never
+	// changes the run.
+	Inspect   func(at time.Duration, in *Inspector)
+	InspectAt []time.Duration
 }
 
 // Run builds the world of cfg, runs it for cfg.Duration of virtual time,
@@ -167,6 +176,16 @@ func Run(cfg Config, opts Options) (*Results, error) {
 		}
 	}
 	w.exactRPCs = opts.ExactRPCs
+	if opts.Inspect != nil {
+		at := slices.Sorted(slices.Values(opts.InspectAt))
+		for _, t := range at {
+			if t < 0 || t > cfg.Duration {
+				continue
+			}
+			w.kernel.Run(sim.Time(0).Add(t))
+			opts.Inspect(t, &Inspector{w: w})
+		}
+	}
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
 	return w.results(), nil
 }
@@ -247,6 +266,7 @@ func build(cfg Config) (*world, error) {
 	}
 	w.buildSeries()
 	w.buildTracks()
+	w.buildA78()
 	w.buildHistograms()
 	w.kernel.SetSampler(cfg.SampleInterval, w.takeSample)
 	return w, nil
@@ -309,7 +329,7 @@ func (w *world) startClient(ev sim.Event) {
 			Start: time.Duration(c.downAt), End: time.Duration(now),
 		})
 	}
-	c.up = true
+	c.up, c.started = true, true
 	w.running++
 	w.starts++
 	w.startsSinceSample++
@@ -372,6 +392,8 @@ func (w *world) results() *Results {
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
 		WhatIf:         w.cfg.WhatIf,
+
+		XdsClientMetrics: w.a78Results(),
 	}
 	sort.SliceStable(r.Intervals, func(i, j int) bool {
 		a, b := r.Intervals[i], r.Intervals[j]

@@ -103,6 +103,7 @@ func (w *world) startInstances(id uint32) {
 		x, err := xdsclient.New(xdsclient.Config{
 			Target: "xds:///" + target, Bootstrap: boot, Profile: g.Profile, Rand: c.rng, AutoDone: true,
 			Effects: &w.effects, // xdsInput copies every effect out at once
+			Metrics: w.sink(ii),
 		})
 		if err != nil {
 			panic(fmt.Sprintf("fleet: client %s: %v", w.clientName(id), err)) // the scenario was validated
@@ -138,6 +139,9 @@ func (w *world) stopInstances(id uint32) {
 		}
 		if inst.complete {
 			w.fx.complete--
+		}
+		if inst.xds != nil {
+			inst.xds.Retire() // its gauges leave the group's A78 sums
 		}
 		inst.fallback, inst.complete, inst.xds = false, false, nil
 		w.stopRPCs(ii)

@@ -50,6 +50,7 @@ type resourceState struct {
 	err      *errState     // last error, nil if none (CSDS error_state)
 	// deletionIgnored is set when a deletion was ignored (gRFC A53).
 	deletionIgnored bool
+	typ             ResourceType
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
@@ -103,8 +104,8 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	st := a.state(typ, name)
 	created := st == nil
 	if created {
-		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED}
-		c.statuses[st.status]++
+		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED, typ: typ}
+		c.entryAdded(st)
 		i, _ := slices.BinarySearch(a.sorted[typ], name)
 		a.res[typ] = slices.Insert(a.res[typ], i, st)
 		a.sorted[typ] = slices.Insert(a.sorted[typ], i, name)
@@ -231,7 +232,7 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 			a.c.channels[a.servers[pos]].unsubscribe(a.c, typ, name)
 		}
 	}
-	a.c.statuses[st.status]--
+	a.c.entryRemoved(st)
 	i, _ := slices.BinarySearch(a.sorted[typ], name)
 	a.res[typ] = slices.Delete(a.res[typ], i, i+1)
 	a.sorted[typ] = slices.Delete(a.sorted[typ], i, i+1)
@@ -366,7 +367,6 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		return
 	}
 	feat := c.servers[a.servers[pos]].Features
-	m := &c.channels[a.servers[pos]].metrics
 	a88 := c.prof.A88DataErrors
 	for _, d := range resp.Resources {
 		if d.Name == "" {
@@ -380,13 +380,13 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		if d.Err != nil {
 			// grpc-go reports ResourceUpdateInvalid per resource it has
 			// state for (gRFC A78 resource_updates_invalid).
-			m.ResourceUpdatesInvalid[typ]++
+			c.countUpdate(a.servers[pos], typ, false)
 			a.handleNACK(typ, d, st, resp.Version, feat)
 			continue
 		}
 		// gRFC A78 resource_updates_valid: "incremented even for resources
 		// that have not changed" (grpc-go ResourceUpdateValid).
-		m.ResourceUpdatesValid[typ]++
+		c.countUpdate(a.servers[pos], typ, true)
 		// A valid resource. Watchers hear of it when it is new, differs
 		// from the cache, or follows an error (grpc-go: "the previous update
 		// for this resource was NACKed").
@@ -397,7 +397,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		st.updated = c.now
 		st.err = nil
 		if changed {
-			st.cache = d
+			c.setCache(st, d)
 			for _, w := range st.watchers {
 				c.notify(w, ResourceChanged, typ, d.Name, d, resp.Version, Status{}, CauseNone)
 			}
@@ -415,7 +415,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 				st.seen = c.gen
 				// C-core HandleServerReportedResourceError counts a TP3
 				// error as an invalid resource.
-				m.ResourceUpdatesInvalid[typ]++
+				c.countUpdate(a.servers[pos], typ, false)
 				a.handleServerError(typ, re, st, resp.Version, feat)
 			}
 		}
@@ -447,7 +447,7 @@ func (a *authority) handleNACK(typ ResourceType, d *Decoded, st *resourceState, 
 	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
 		// gRFC A88 table "NACK from client | true | true": drop the
 		// resource and fail RPCs.
-		st.cache = nil
+		c.setCache(st, nil)
 	}
 	if dup {
 		return
@@ -462,7 +462,7 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 	c := a.c
 	data := re.Status.Code == codes.NotFound || re.Status.Code == codes.PermissionDenied
 	if data && feat.FailOnDataErrors {
-		st.cache = nil
+		c.setCache(st, nil)
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
 	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
@@ -481,7 +481,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 		st.updated = c.now
 		if feat.FailOnDataErrors {
-			st.cache = nil
+			c.setCache(st, nil)
 			st.version = ""
 		} else {
 			st.deletionIgnored = true
@@ -494,7 +494,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		st.deletionIgnored = true
 		return
 	}
-	st.cache = nil
+	c.setCache(st, nil)
 	st.version = ""
 	st.err = nil
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
@@ -511,7 +511,7 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 	if st == nil {
 		return
 	}
-	st.cache = nil
+	c.setCache(st, nil)
 	st.version = ""
 	st.updated = c.now
 	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {

@@ -100,6 +100,9 @@ type channel struct {
 	connected     bool
 	streamCreated bool
 	metrics       ServerMetrics
+	// recorded is the connected gauge as the client's MetricsSink last
+	// had it.
+	recorded bool
 }
 
 // acquire adds an authority's reference; the first creates the channel and
@@ -141,7 +144,7 @@ func (ch *channel) release(c *Client, _ *authority) {
 // connectivity and metric counters. Closing a channel also stops its flow
 // control (grpc-go adsStreamImpl.Stop calls fc.stop()), so a pause ends.
 func (ch *channel) reset() {
-	*ch = channel{idx: ch.idx, cfg: ch.cfg, refs: ch.refs, conn: ch.conn, metrics: ch.metrics}
+	*ch = channel{idx: ch.idx, cfg: ch.cfg, refs: ch.refs, conn: ch.conn, metrics: ch.metrics, recorded: ch.recorded}
 }
 
 func (ch *channel) openStream(c *Client) {
@@ -347,5 +350,8 @@ func (ch *channel) countConnectivityFailure(c *Client) {
 	ch.connected = false
 	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr == nil {
 		ch.metrics.ServerFailures++
+		if c.sink != nil {
+			c.sink.server(ch.idx).ServerFailures++
+		}
 	}
 }

@@ -79,6 +79,10 @@ type Config struct {
 	// time, and copies the effects out before the next, saves a buffer
 	// per client.
 	Effects *Effects
+	// Metrics, if set, is where the client records its gRFC A78 metrics
+	// as they change, summed with those of every other client given the
+	// same sink (see MetricsSink).
+	Metrics *MetricsSink
 }
 
 // Effects is scratch space for the effects of inputs, which Clients can
@@ -100,6 +104,7 @@ type Client struct {
 	gen    uint64 // response generation, marks names present in a response
 	out    []Effect
 	shared *Effects // where out lives between inputs, if shared
+	sink   *MetricsSink
 
 	autoDone bool
 	// done is the handle attached to notifications while a response is
@@ -122,7 +127,8 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
-	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects}
+	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
+		sink: cfg.Metrics}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
 		srv := a.Servers
@@ -173,6 +179,9 @@ func (c *Client) begin(now time.Duration) {
 // end returns the input's effects, handing the buffer back to the shared
 // Effects, if any, with the capacity it grew to.
 func (c *Client) end() []Effect {
+	if c.sink != nil {
+		c.recordGauges()
+	}
 	out := c.out
 	if c.shared != nil {
 		c.shared.buf, c.out = out[:0], nil

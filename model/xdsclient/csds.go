@@ -105,5 +105,7 @@ func (c *Client) AddStatusCounts(n *[NumStatuses]int) {
 func (c *Client) setStatus(st *resourceState, s adminpb.ClientResourceStatus) {
 	c.statuses[st.status]--
 	c.statuses[s]++
+	from := st.cacheState()
 	st.status = s
+	c.cacheMoved(st, from)
 }

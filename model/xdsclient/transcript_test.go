@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,6 +149,32 @@ func (h *harness) checkStatusCounts(path string, b block) {
 	if got != want {
 		h.t.Errorf("%s:%d: %s: status counts %v, the cache holds %v", path, b.line, b.cmd, got, want)
 	}
+	h.checkSink(path, b)
+}
+
+// checkSink checks after every block that the MetricsSink the client
+// records into, which it has to itself, holds the client's own gRFC A78
+// metrics: its connected gauges and counters (Metrics), and its cache
+// entries by cache state.
+func (h *harness) checkSink(path string, b block) {
+	var want MetricsSink
+	for i := range h.c.Servers() {
+		m := h.c.Metrics(i)
+		s := want.server(i)
+		if m.Connected {
+			s.Connected = 1
+		}
+		s.ServerFailures, s.ResourceUpdatesValid, s.ResourceUpdatesInvalid = m.ServerFailures, m.ResourceUpdatesValid, m.ResourceUpdatesInvalid
+	}
+	for _, rs := range h.c.Resources() {
+		st := resourceState{status: rs.Status, cache: rs.Resource}
+		want.Resources[rs.Type][st.cacheState()]++
+	}
+	got := MetricsSink{Servers: slices.Clone(h.sink.Servers), Resources: h.sink.Resources}
+	got.server(len(want.Servers) - 1) // a server it never recorded anything for has zeros
+	if !reflect.DeepEqual(&got, &want) {
+		h.t.Errorf("%s:%d: %s: the metrics sink holds %+v, the client's own metrics are %+v", path, b.line, b.cmd, got, want)
+	}
 }
 
 type timerEntry struct {
@@ -157,6 +185,7 @@ type timerEntry struct {
 type harness struct {
 	t           *testing.T
 	c           *Client
+	sink        *MetricsSink // the client's only
 	now         time.Duration
 	timers      map[TimerID]timerEntry
 	seq         int
@@ -494,7 +523,8 @@ func (h *harness) newClient(b block, kv map[string]string) {
 		}
 		boot.Servers = append(boot.Servers, sc)
 	}
-	cfg := Config{Target: "xds:///target", Bootstrap: boot, Profile: prof, AutoDone: kv["autodone"] != "false"}
+	h.sink = &MetricsSink{}
+	cfg := Config{Target: "xds:///target", Bootstrap: boot, Profile: prof, AutoDone: kv["autodone"] != "false", Metrics: h.sink}
 	if v, ok := kv["rand"]; ok {
 		f, _ := strconv.ParseFloat(v, 64)
 		cfg.Rand = constRand(f)
