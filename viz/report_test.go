@@ -132,6 +132,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 		"chart_rpc_clients_failing", "chart_rpc_error_rate", "chart_rpc_codes",
 		"chart_tracks",
 		"chart_xds_connectivity", "chart_xds_connected_by_group", "chart_xds_resources", "chart_xds_fallback", "chart_xds_timer_firings",
+		"chart_a78_connected", "chart_a78_server_failure", "chart_a78_updates", "chart_a78_resources",
 		"chart_cp_primary_streams", "chart_cp_primary_messages", "chart_cp_primary_load",
 		"chart_cp_fallback_streams", "chart_cp_fallback_messages", "chart_cp_fallback_load",
 		"chart_fleet_clients", "chart_retries",

@@ -97,6 +97,7 @@ func sections(r *fleet.Results) []section {
 		})
 	}
 	add(xdsSection(r, ss))
+	add(a78Section(r))
 	for _, name := range serverNames(r) {
 		add(serverSection(r, ss, name))
 	}

@@ -1,0 +1,131 @@
+package viz
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var omSample = regexp.MustCompile(`^([a-z_]+)\{([^}]*)\} (\S+) (\S+)$`)
+
+// TestOpenMetricsExportIsWellFormed checks the export of a real run
+// against the OpenMetrics text format: every family has its HELP and TYPE
+// before its samples and is not interleaved with another, a counter's
+// samples never go down, each series' timestamps rise one sample
+// interval at a time from --metrics-start, and the text ends with
+// "# EOF". Reference: OpenMetrics 1.0, "Text format"; gRFC A78.
+func TestOpenMetricsExportIsWellFormed(t *testing.T) {
+	t.Parallel()
+	r, _ := libraryRun(t)
+	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	if err := WriteOpenMetrics(&b, r, start); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if lines[len(lines)-1] != "# EOF" {
+		t.Fatalf("last line %q, want # EOF", lines[len(lines)-1])
+	}
+	families := map[string]string{} // name -> type
+	done := map[string]bool{}       // families whose samples are over
+	var family string
+	last := map[string][2]float64{} // series -> last value, timestamp
+	samples := 0
+	for i, l := range lines[:len(lines)-1] {
+		switch {
+		case strings.HasPrefix(l, "# HELP "):
+			name := strings.Fields(l)[2]
+			if done[name] || families[name] != "" {
+				t.Fatalf("line %d: family %s again", i+1, name)
+			}
+			if family != "" {
+				done[family] = true
+			}
+			family = name
+		case strings.HasPrefix(l, "# TYPE "):
+			f := strings.Fields(l)
+			if f[2] != family || (f[3] != "gauge" && f[3] != "counter") {
+				t.Fatalf("line %d: %q after HELP %s", i+1, l, family)
+			}
+			families[family] = f[3]
+			if f[3] == "counter" && !strings.HasSuffix(family, "_total") {
+				t.Errorf("counter %s does not end in _total", family)
+			}
+		default:
+			m := omSample.FindStringSubmatch(l)
+			if m == nil || m[1] != family {
+				t.Fatalf("line %d: %q is not a sample of %s", i+1, l, family)
+			}
+			samples++
+			v, err1 := strconv.ParseFloat(m[3], 64)
+			ts, err2 := strconv.ParseFloat(m[4], 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("line %d: value or timestamp not a number: %q", i+1, l)
+			}
+			key := m[1] + "{" + m[2] + "}"
+			prev, seen := last[key]
+			want := float64(start.Unix())
+			if seen {
+				want = prev[1] + r.SampleInterval.Seconds()
+				if families[family] == "counter" && v < prev[0] {
+					t.Errorf("line %d: counter %s went down from %v to %v", i+1, key, prev[0], v)
+				}
+			}
+			if ts != want {
+				t.Fatalf("line %d: timestamp %v, want %v", i+1, ts, want)
+			}
+			last[key] = [2]float64{v, ts}
+			for _, label := range []string{`grpc_target="xds:///echo"`, `xdssim_scenario="fallback-during-restarts"`} {
+				if !strings.Contains(m[2], label) {
+					t.Errorf("line %d lacks %s", i+1, label)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"grpc_xds_client_connected", "grpc_xds_client_server_failure_total",
+		"grpc_xds_client_resource_updates_valid_total", "grpc_xds_client_resources"} {
+		if families[name] == "" {
+			t.Errorf("no family %s", name)
+		}
+	}
+	if want := len(r.XdsClientMetrics) * r.Samples; samples != want {
+		t.Errorf("%d samples, want %d (every series, every sample)", samples, want)
+	}
+	promtoolChecks(t, b.Bytes())
+}
+
+// promtoolChecks runs Prometheus's own tools on an export: `promtool check
+// metrics` lints it, and `promtool tsdb create-blocks-from openmetrics`
+// backfills it into TSDB blocks. Without promtool it skips them, unless
+// XDSSIM_PROMTOOL_TEST=required (.ci/run installs Debian's prometheus
+// package and sets it).
+func promtoolChecks(t *testing.T, export []byte) {
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("XDSSIM_PROMTOOL_TEST") == "required" {
+			t.Fatal("no promtool on PATH, and XDSSIM_PROMTOOL_TEST=required")
+		}
+		t.Log("no promtool on PATH (apt-get install prometheus): not checked with it")
+		return
+	}
+	check := exec.Command(bin, "check", "metrics")
+	check.Stdin = bytes.NewReader(export)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "run.om")
+	if err := os.WriteFile(file, export, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	backfill := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", file, filepath.Join(dir, "data"))
+	if out, err := backfill.CombinedOutput(); err != nil || !strings.Contains(string(out), "BLOCK ULID") {
+		t.Errorf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+}
