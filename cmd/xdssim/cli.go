@@ -29,30 +29,6 @@ const (
 	exitBreached = 3 // the run breached an expectation of the scenario
 )
 
-const usage = `xdssim simulates fleets of gRPC XdsClients on a virtual clock.
-
-Usage:
-  xdssim run [FILE|NAME] [flags]     run a scenario (default: the library's "default") and write its report
-  xdssim validate FILE|NAME [flags]  check a scenario and print it with every default filled in
-  xdssim list [--long]               list the scenarios embedded in the binary (--long: and what each shows)
-  xdssim explain NAME                print what a library scenario shows: its situation, source and what to look at
-  xdssim version                     print the version
-
-Flags (run and validate; they may stand before or after the scenario):
-  --seed N          run seed (overrides the scenario's seed)
-  --set key=value   override any scenario key, e.g. --set fleet.group[0].clients=500 (repeatable)
-  --out DIR         output directory (run; default ./xdssim-out/<scenario>)
-  --quiet           print only the seed, the report path and the expectations (run)
-  --cpuprofile F    write a CPU profile of the run to F
-  --memprofile F    write a heap profile at the end of the run to F
-
-Scenarios may carry expectations ([[expect]] metric, min, max); run prints
-them as a pass/FAIL table on stdout, even with --quiet.
-
-Exit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with
-file:line:col, or flags), 3 the run breached an expectation of the scenario.
-`
-
 // inputError is a problem with what the user gave: exit code 2.
 type inputError struct{ err error }
 
@@ -73,25 +49,19 @@ func (e breachedError) Error() string {
 // Main runs the command line args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, mainUsage())
 		return exitInput
 	}
 	var err error
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "run":
-		err = cmdRun(rest, stdout, stderr)
-	case "validate":
-		err = cmdValidate(rest, stdout)
-	case "list":
-		err = cmdList(rest, stdout)
-	case "explain":
-		err = cmdExplain(rest, stdout)
-	case "version":
-		fmt.Fprintf(stdout, "xdssim %s (%s)\n", version(), runtime.Version())
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+	switch cmd, rest := args[0], args[1:]; {
+	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
+		err = helpCommand(rest, stdout)
+	case findCommand(cmd) == nil:
+		err = badInput("unknown command %q (commands: %s)", cmd, strings.Join(commandNames(), ", "))
+	case wantsHelp(rest):
+		_, err = io.WriteString(stdout, findCommand(cmd).usage())
 	default:
-		err = badInput("unknown command %q (commands: run, validate, list, explain, version)", cmd)
+		err = findCommand(cmd).invoke(rest, stdout, stderr)
 	}
 	if err == nil {
 		return exitOK
@@ -117,6 +87,44 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+var runCommand = command{
+	name: "run", args: "[FILE|NAME]", scenario: true,
+	summary: "run a scenario (default: the library's \"default\") and write its report",
+	about: `Run a scenario (default: the library's "default") and write report.html and
+summary.json to the output directory. The seed and where the report went are
+printed; when the scenario has expectations ([[expect]]), a pass/FAIL table of
+them is printed on stdout, even with --quiet, and a breached one exits 3 with
+the command that reproduces the run.`,
+	flags: []flagDoc{flagSeed, flagSet,
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>)", dir: true},
+		{name: "quiet", doc: "print only the seed, the report path and the expectations"},
+		{name: "metrics", arg: "FILE", doc: "also write the gRFC A78 XdsClient metrics as OpenMetrics text with timestamps", file: true},
+		{name: "metrics-start", arg: "TIME", doc: "the wall-clock time virtual time 0 stands for in --metrics (RFC 3339; default 1970-01-01T00:00:00Z)"},
+		{name: "cpuprofile", arg: "FILE", doc: "write a CPU profile of the run to FILE", file: true},
+		{name: "memprofile", arg: "FILE", doc: "write a heap profile at the end of the run to FILE", file: true},
+	},
+	run: cmdRun,
+}
+
+var validateCommand = command{
+	name: "validate", args: "FILE|NAME", scenario: true,
+	summary: "check a scenario and print it with every default filled in",
+	flags:   []flagDoc{flagSeed, flagSet},
+	run:     func(args []string, stdout, _ io.Writer) error { return cmdValidate(args, stdout) },
+}
+
+var listCommand = command{
+	name: "list", summary: "list the scenarios embedded in the binary (--long: and what each shows)",
+	flags: []flagDoc{{name: "long", doc: "print what each scenario shows: its situation, source and what to look at"}},
+	run:   func(args []string, stdout, _ io.Writer) error { return cmdList(args, stdout) },
+}
+
+var explainCommand = command{
+	name: "explain", args: "NAME", scenario: true,
+	summary: "print what a library scenario shows: its situation, source and what to look at",
+	run:     func(args []string, stdout, _ io.Writer) error { return cmdExplain(args, stdout) },
+}
+
 // runFlags are the flags of run and validate.
 type runFlags struct {
 	seed       string
@@ -125,7 +133,9 @@ type runFlags struct {
 	quiet      bool
 	cpuprofile string
 	memprofile string
-	args       []string // positional arguments
+	// metrics and metricsStart are run's --metrics and --metrics-start.
+	metrics, metricsStart string
+	args                  []string // positional arguments
 }
 
 type setFlag struct{ sets *[]string }
@@ -146,6 +156,8 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	if run {
 		fs.StringVar(&f.out, "out", "", "")
 		fs.BoolVar(&f.quiet, "quiet", false, "")
+		fs.StringVar(&f.metrics, "metrics", "", "")
+		fs.StringVar(&f.metricsStart, "metrics-start", "", "")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -263,6 +275,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	metricsStart, err := parseMetricsStart(f.metricsStart)
+	if err != nil {
+		return err
+	}
 	out := f.out
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name)
@@ -317,6 +333,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := writeFile(report, func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }); err != nil {
 		return err
 	}
+	if f.metrics != "" {
+		if err := writeMetrics(f.metrics, metricsStart, res); err != nil {
+			return err
+		}
+	}
 	if !f.quiet {
 		rate := float64(res.Events) / max(wall.Seconds(), 1e-9)
 		fmt.Fprintf(stderr, "xdssim: %d clients, %s virtual, %d events in %s wall (%.3g events/s), peak heap %s\n",
@@ -328,6 +349,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, report)
 	if n := viz.Breached(expectations); n > 0 {
+		ref := scenarioRef(f.args)
+		fmt.Fprintf(stderr, "xdssim: breached with seed %d; reproduce: %s\nxdssim: find a smaller scenario that breaches it: %s\n",
+			s.Seed, reproduce("run", ref, s.Seed, f.sets), reproduce("shrink", ref, s.Seed, f.sets))
 		return breachedError{breached: n, total: len(expectations)}
 	}
 	return nil
@@ -357,6 +381,9 @@ func writeHeapProfile(name string) error {
 	}
 	return fh.Close()
 }
+
+// versionString is what `xdssim version` prints after "xdssim ".
+func versionString() string { return version() + " (" + runtime.Version() + ")" }
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

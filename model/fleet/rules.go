@@ -189,7 +189,7 @@ const (
 	ruleConnect        = "grpc doc/connection-backoff.md"
 	ruleConnectTimeout = "grpc doc/connection-backoff.md: deadline max(min_connect_timeout, backoff)"
 	ruleKeepalive      = "gRFC A8 keepalive: grpc-go http2_client.go keepalive"
-	ruleAttempt        = "the backend's answer, from ground truth"
+	ruleAttempt        = "the attempt's outcome, its root cause from ground truth"
 	ruleRetry          = "gRFC A6 / GEP-3440 retry"
 	ruleThrottled      = "gRFC A6 retry throttling"
 	ruleRPC            = "the RPC's final status"

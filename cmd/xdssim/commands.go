@@ -1,0 +1,308 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xdssim/xdssim/scenarios"
+)
+
+// command is one subcommand of xdssim: what `xdssim help`, `xdssim CMD
+// --help` and the shell completion scripts say of it, and what runs it.
+// Every subcommand answers --help (or -h, or `xdssim help CMD`) with its
+// usage before it parses anything, so its own flag parsing never sees it.
+type command struct {
+	// name is the subcommand; args its positional arguments as the
+	// synopsis writes them ("[FILE|NAME]").
+	name, args string
+	// summary is the one line `xdssim help` lists.
+	summary string
+	// about says what the command does, in a paragraph or two; its usage
+	// prints it after the synopsis.
+	about string
+	// flags are the command's flags, in the order its usage lists them.
+	// A test checks that the command accepts each.
+	flags []flagDoc
+	// scenario says the positional argument is a scenario: completion
+	// offers the library's names and *.toml files.
+	scenario bool
+	// run runs the command on its arguments as given; or exec runs it on
+	// its flags and positional arguments as parse parsed them.
+	run  func(args []string, stdout, stderr io.Writer) error
+	exec func(vals flagValues, pos []string, stdout, stderr io.Writer) error
+}
+
+// invoke runs the command on args.
+func (c *command) invoke(args []string, stdout, stderr io.Writer) error {
+	if c.exec == nil {
+		return c.run(args, stdout, stderr)
+	}
+	vals, pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	return c.exec(vals, pos, stdout, stderr)
+}
+
+// flagDoc documents one flag of a command.
+type flagDoc struct {
+	// name is the flag without its dashes; arg names its value ("N",
+	// "FILE"), empty for a boolean.
+	name, arg string
+	doc       string
+	// file and dir say the value is a path, for completion.
+	file, dir bool
+}
+
+// The flags several commands share.
+var (
+	flagSeed = flagDoc{name: "seed", arg: "N", doc: "the run seed (overrides the scenario's seed)"}
+	flagSet  = flagDoc{name: "set", arg: "key=value", doc: "override any scenario key by its path, e.g. --set fleet.group[0].clients=500 (repeatable)"}
+)
+
+// commands are xdssim's subcommands, in the order help lists them.
+func commands() []*command {
+	return []*command{
+		&runCommand, &validateCommand, &listCommand, &explainCommand,
+		&traceCommand, &csdsCommand, &shrinkCommand,
+		&schemaCommand, &completionCommand, &versionCommand,
+	}
+}
+
+// findCommand returns the subcommand named name.
+func findCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// commandNames lists the subcommands' names.
+func commandNames() []string {
+	var out []string
+	for _, c := range commands() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// wantsHelp reports whether args ask for the command's usage: -h, -help
+// or --help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// synopsis is the command's usage line.
+func (c *command) synopsis() string {
+	s := "xdssim " + c.name
+	if c.args != "" {
+		s += " " + c.args
+	}
+	if len(c.flags) > 0 {
+		s += " [flags]"
+	}
+	return s
+}
+
+// usage is what `xdssim CMD --help` prints.
+func (c *command) usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n", c.synopsis())
+	if c.about != "" {
+		b.WriteString(strings.TrimSpace(c.about))
+		b.WriteString("\n")
+	} else {
+		b.WriteString(c.summary + ".\n")
+	}
+	if len(c.flags) > 0 {
+		b.WriteString("\nFlags (they may stand before or after the arguments):\n")
+		width := 0
+		for _, f := range c.flags {
+			width = max(width, len(f.spelled()))
+		}
+		for _, f := range c.flags {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, f.spelled(), f.doc)
+		}
+	}
+	b.WriteString("\nExit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with\nfile:line:col, or flags), 3 a breached expectation of the scenario.\n")
+	return b.String()
+}
+
+// spelled is how usage writes the flag: "--seed N".
+func (f flagDoc) spelled() string {
+	if f.arg == "" {
+		return "--" + f.name
+	}
+	return "--" + f.name + " " + f.arg
+}
+
+// mainUsage is what `xdssim`, `xdssim help` and `xdssim --help` print.
+func mainUsage() string {
+	var b strings.Builder
+	b.WriteString("xdssim simulates fleets of gRPC XdsClients on a virtual clock.\n\nUsage:\n")
+	width := 0
+	for _, c := range commands() {
+		width = max(width, len(c.synopsis()))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.synopsis(), c.summary)
+	}
+	b.WriteString(`
+'xdssim help COMMAND' or 'xdssim COMMAND --help' prints a command's flags.
+
+A scenario is a path to a TOML file or the name of a library scenario
+('xdssim list'). Scenarios may carry expectations ([[expect]] metric, min,
+max); run prints them as a pass/FAIL table on stdout, even with --quiet.
+
+Exit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with
+file:line:col, or flags), 3 the run breached an expectation of the scenario.
+`)
+	return b.String()
+}
+
+var versionCommand = command{
+	name: "version", summary: "print the version",
+	run: func(args []string, stdout, _ io.Writer) error {
+		if len(args) > 0 {
+			return badInput("version: unexpected argument %q", args[0])
+		}
+		_, err := fmt.Fprintf(stdout, "xdssim %s\n", versionString())
+		return err
+	},
+}
+
+// helpCommand prints the usage of the command it names, or the main one.
+func helpCommand(args []string, stdout io.Writer) error {
+	switch len(args) {
+	case 0:
+		_, err := io.WriteString(stdout, mainUsage())
+		return err
+	case 1:
+		if c := findCommand(args[0]); c != nil {
+			_, err := io.WriteString(stdout, c.usage())
+			return err
+		}
+		return badInput("help: unknown command %q (commands: %s)", args[0], strings.Join(commandNames(), ", "))
+	}
+	return badInput("help: expected one command, found %d: %s", len(args), strings.Join(args, " "))
+}
+
+// hasFlag reports whether c documents a flag named name.
+func (c *command) hasFlag(name string) bool {
+	return slices.ContainsFunc(c.flags, func(f flagDoc) bool { return f.name == name })
+}
+
+// flagValues are the flags a command was given, by name: every value of a
+// flag that takes one, in order, and "true" for a boolean.
+type flagValues map[string][]string
+
+// last returns the flag's last value, or "" when it was not given.
+func (v flagValues) last(name string) string {
+	if vs := v[name]; len(vs) > 0 {
+		return vs[len(vs)-1]
+	}
+	return ""
+}
+
+// given reports whether the flag was given.
+func (v flagValues) given(name string) bool { return len(v[name]) > 0 }
+
+// parse parses args against the command's documented flags, which may
+// stand before, between or after the positional arguments: a flag is
+// accepted exactly when the command documents it. A flag that takes a
+// value may be repeated; last returns the last one.
+func (c *command) parse(args []string) (flagValues, []string, error) {
+	vals := flagValues{}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, f := range c.flags {
+		if f.arg == "" {
+			fs.Var(boolValue{vals, f.name}, f.name, "")
+		} else {
+			fs.Var(repeated{vals, f.name}, f.name, "")
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, badInput("%s: %v (see 'xdssim %s --help')", c.name, err, c.name)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return vals, pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+type repeated struct {
+	vals flagValues
+	name string
+}
+
+func (r repeated) String() string     { return "" }
+func (r repeated) Set(v string) error { r.vals[r.name] = append(r.vals[r.name], v); return nil }
+
+type boolValue struct {
+	vals flagValues
+	name string
+}
+
+func (b boolValue) String() string   { return "" }
+func (b boolValue) IsBoolFlag() bool { return true }
+func (b boolValue) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("expected true or false, found %q", v)
+	}
+	if on {
+		b.vals[b.name] = append(b.vals[b.name], "true")
+	} else {
+		delete(b.vals, b.name)
+	}
+	return nil
+}
+
+// loadScenario loads the one scenario of pos with the --seed and --set of
+// vals. With no positional argument it loads the library's default unless
+// the command requires one.
+func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*scenarios.Scenario, error) {
+	f := &runFlags{seed: vals.last("seed"), sets: vals["set"], args: pos}
+	if f.seed != "" {
+		n, err := strconv.ParseUint(f.seed, 10, 64)
+		if err != nil {
+			return nil, badInput("--seed %s: expected a non-negative integer", f.seed)
+		}
+		f.sets = append(slices.Clone(f.sets), "seed="+strconv.FormatUint(n, 10))
+	}
+	return f.load(cmd, required)
+}
+
+// durationFlag parses the virtual time a flag gives ("1m30s").
+func durationFlag(vals flagValues, name string) (time.Duration, error) {
+	s := vals.last(name)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, badInput("--%s %s: expected a virtual time such as 90s or 1m30s", name, s)
+	}
+	return d, nil
+}

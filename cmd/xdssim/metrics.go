@@ -1,0 +1,29 @@
+package main
+
+import (
+	"io"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/viz"
+)
+
+// parseMetricsStart parses --metrics-start: the wall-clock time that
+// virtual time 0 stands for in the OpenMetrics export (RFC 3339); the
+// Unix epoch when it is not given.
+func parseMetricsStart(s string) (time.Time, error) {
+	if s == "" {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Before(time.Unix(0, 0)) {
+		return time.Time{}, badInput("--metrics-start %s: expected a time from 1970 on in RFC 3339 form, such as 2025-06-01T12:00:00Z", s)
+	}
+	return t, nil
+}
+
+// writeMetrics writes the run's gRFC A78 metrics to file as OpenMetrics
+// text, virtual time 0 at start.
+func writeMetrics(file string, start time.Time, res *fleet.Results) error {
+	return writeFile(file, func(w io.Writer) error { return viz.WriteOpenMetrics(w, res, start) })
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/shrink"
+	"github.com/xdssim/xdssim/viz"
+)
+
+var shrinkCommand = command{
+	name: "shrink", args: "FILE|NAME", scenario: true,
+	summary: "find a smaller scenario that still breaches an expectation, by delta debugging",
+	about: `Run a scenario that breaches an expectation, then look for a smaller one
+that still breaches it: fewer groups and clients, fewer faults, changes,
+restarts and backend events, fewer targets, a shorter run. Each step tries
+candidates in a fixed order (the biggest cuts first), keeps the first that
+still breaches and starts over from it, until no smaller one does (delta
+debugging); the result is the same on every machine. The smaller scenario,
+resolved and with only the expectation kept, is written to --out with the
+command that reproduces it.`,
+	flags: []flagDoc{
+		{name: "expect", arg: "METRIC|N", doc: "the expectation to keep breached: its metric path, or its index among [[expect]] (default: the first breached)"},
+		{name: "out", arg: "FILE", doc: "where to write the smaller scenario (default ./<name>-shrunk.toml)", file: true},
+		{name: "max-runs", arg: "N", doc: "stop after N runs, with the smallest scenario found by then (default 500)"},
+		flagSeed, flagSet,
+	},
+	exec: cmdShrink,
+}
+
+func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
+	s, err := loadScenario("shrink", vals, pos, true)
+	if err != nil {
+		return err
+	}
+	maxRuns := 500
+	if v := vals.last("max-runs"); v != "" {
+		if maxRuns, err = strconv.Atoi(v); err != nil || maxRuns < 1 {
+			return badInput("--max-runs %s: expected a number of runs >= 1", v)
+		}
+	}
+	if len(s.Expect) == 0 {
+		return badInput("shrink: %s has no expectation ([[expect]]) to keep breached", s.Name)
+	}
+	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: shrinking\n", s.Name, s.Seed)
+	res, err := fleet.Run(s.FleetConfig(), fleet.Options{})
+	if err != nil {
+		return err
+	}
+	evs := viz.Evaluate(res, s.Expect)
+	target, err := shrinkTarget(vals.last("expect"), s.Expect, evs)
+	if err != nil {
+		return err
+	}
+	orig := evs[target]
+	if orig.Pass {
+		return badInput("shrink: expect[%d] (%s %s) holds in this run (%s): nothing to shrink", target, orig.Metric, orig.Bound(), formatValue(orig.Value))
+	}
+	work := *s
+	work.Expect = []scenarios.Expect{s.Expect[target]}
+	work.Name = s.Name + "-shrunk"
+	c0, g0, e0, d0 := shrink.Size(&work)
+	small, st, err := shrink.Shrink(&work, shrink.Options{
+		Fails: func(c *scenarios.Scenario) (bool, error) {
+			r, err := fleet.Run(c.FleetConfig(), fleet.Options{})
+			if err != nil {
+				return false, err
+			}
+			return !viz.Evaluate(r, c.Expect)[0].Pass, nil
+		},
+		MaxRuns: maxRuns,
+		Workers: runtime.GOMAXPROCS(0),
+		Progress: func(step string, c *scenarios.Scenario) {
+			fmt.Fprintf(stderr, "xdssim: shrink: %s (%s)\n", step, sizeString(shrink.Size(c)))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	final, err := fleet.Run(small.FleetConfig(), fleet.Options{})
+	if err != nil {
+		return err
+	}
+	got := viz.Evaluate(final, small.Expect)[0]
+	c1, g1, e1, d1 := shrink.Size(small)
+	out := vals.last("out")
+	if out == "" {
+		out = small.Name + ".toml"
+	}
+	sizes := sizeString(c0, g0, e0, d0) + " → " + sizeString(c1, g1, e1, d1)
+	header := []string{
+		fmt.Sprintf("Shrunk by: %s", reproduce("shrink", scenarioRef(pos), s.Seed, vals["set"])),
+		fmt.Sprintf("It still breaches expect %s %s: %s here, %s in the original.", got.Metric, got.Bound(), formatValue(got.Value), formatValue(orig.Value)),
+		fmt.Sprintf("%s, in %d runs.", sizes, st.Runs),
+		fmt.Sprintf("Reproduce: %s", reproduce("run", out, small.Seed, nil)),
+	}
+	if st.Exhausted {
+		header = append(header, fmt.Sprintf("Stopped at --max-runs %d: a smaller scenario may still breach it.", maxRuns))
+	}
+	var b strings.Builder
+	for _, h := range header {
+		b.WriteString("# " + h + "\n")
+	}
+	b.WriteString("\n" + small.TOML())
+	if err := writeFile(out, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "xdssim: %s, in %d runs\n", sizes, st.Runs)
+	if got.Pass {
+		// Runs are deterministic: a kept candidate breached, so must this.
+		return fmt.Errorf("shrink: the shrunk scenario %s no longer breaches expect %s", out, got.Metric)
+	}
+	fmt.Fprintln(stdout, out)
+	fmt.Fprintln(stdout, reproduce("run", out, small.Seed, nil))
+	return nil
+}
+
+// shrinkTarget returns the index of the expectation --expect names (its
+// metric or index), or of the first breached.
+func shrinkTarget(flag string, expect []scenarios.Expect, evs []viz.Expectation) (int, error) {
+	if flag == "" {
+		for i, e := range evs {
+			if !e.Pass {
+				return i, nil
+			}
+		}
+		return 0, badInput("shrink: every expectation holds in this run: nothing to shrink")
+	}
+	if n, err := strconv.Atoi(flag); err == nil {
+		if n < 0 || n >= len(expect) {
+			return 0, badInput("--expect %d: the scenario has expectations 0 to %d", n, len(expect)-1)
+		}
+		return n, nil
+	}
+	if i := slices.IndexFunc(expect, func(e scenarios.Expect) bool { return e.Metric == flag }); i >= 0 {
+		return i, nil
+	}
+	var metrics []string
+	for _, e := range expect {
+		metrics = append(metrics, e.Metric)
+	}
+	return 0, badInput("--expect %s: no expectation of the scenario bounds it (metrics: %s)", flag, strings.Join(metrics, ", "))
+}
+
+// scenarioRef is the scenario as the command line named it.
+func scenarioRef(pos []string) string {
+	if len(pos) == 0 {
+		return scenarios.DefaultName
+	}
+	return pos[0]
+}
+
+// reproduce is the command line that runs cmd on the scenario ref with the
+// seed and overrides given, each word quoted for a POSIX shell where it
+// needs to be. A "seed=" override is left out: --seed says it.
+func reproduce(cmd, ref string, seed uint64, sets []string) string {
+	words := []string{"xdssim", cmd, shellQuote(ref), "--seed", strconv.FormatUint(seed, 10)}
+	for _, s := range sets {
+		if strings.HasPrefix(strings.TrimSpace(s), "seed=") {
+			continue
+		}
+		words = append(words, "--set", shellQuote(s))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell unless it needs no quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// sizeString says how big a scenario is: "3 clients, 1 group, 2 events, 2m0s".
+func sizeString(clients, groups, events int, d time.Duration) string {
+	n := func(k int, what string) string {
+		if k == 1 {
+			return "1 " + what
+		}
+		return strconv.Itoa(k) + " " + what + "s"
+	}
+	return n(clients, "client") + ", " + n(groups, "group") + ", " + n(events, "event") + ", " + d.String()
+}
+
+// formatValue formats a metric's value for a message.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
