@@ -6,9 +6,15 @@
 //	xdssim validate FILE|NAME [flags] check a scenario, print it resolved
 //	xdssim list [--long]              list the embedded scenario library
 //	xdssim explain NAME               explain a library scenario
+//	xdssim trace FILE|NAME --client C tell what a client did, and why
+//	xdssim csds FILE|NAME --client C --at T  a client's cache at a moment
+//	xdssim shrink FILE|NAME           a smaller scenario that still breaches
+//	xdssim schema                     the scenario format's JSON Schema
+//	xdssim completion bash|zsh        a shell completion script
 //	xdssim version                    print the version
 //
-// Flags may stand before or after the scenario. Exit codes: 0 ok, 1 internal
+// 'xdssim help CMD' or 'xdssim CMD --help' prints a command's flags. Flags
+// may stand before or after the scenario. Exit codes: 0 ok, 1 internal
 // error, 2 invalid input (scenario or flags), 3 an expectation in the
 // scenario was breached.
 package main
