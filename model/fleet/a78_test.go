@@ -7,9 +7,7 @@ import (
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 
-	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
-	"github.com/xdssim/xdssim/sim"
 )
 
 // a78 returns the values of the A78 series of instrument inst whose label
@@ -34,10 +32,7 @@ func a78(t *testing.T, r *Results, inst int, labels ...string) []float64 {
 // counters never going down, though restarts replace the XdsClients
 // that counted.
 func TestA78MetricsFollowTheFleet(t *testing.T) {
-	cfg := xdsConfig(20, xdsclient.GRPCGo())
-	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
-	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: 0.3, Downtime: 2 * time.Second}}
-	r := run(t, cfg)
+	r := run(t, outageFleet(20, xdsclient.GRPCGo(), 0.3))
 	at := func(vs []float64, d time.Duration) float64 { return vs[int(d/r.SampleInterval)] }
 	target := "xds:///echo"
 	if got := at(a78(t, r, InstrumentConnected, target, "primary"), 10*time.Second); got != 20 {

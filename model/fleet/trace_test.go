@@ -40,15 +40,23 @@ func TestTracingDoesNotChangeTheRun(t *testing.T) {
 	}
 }
 
+// outageFleet is xdsConfig's fleet of clients running profile p, sending
+// 5 RPCs/s each, under a 30 s outage of the primary from 20 s, during
+// which a fraction of them restart (at 25 s, down 2 s).
+func outageFleet(clients int, p xdsclient.Profile, fraction float64) Config {
+	cfg := xdsConfig(clients, p)
+	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
+	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: fraction, Downtime: 2 * time.Second}}
+	cfg.Groups[0].RPC = RPCLoad{Rate: 5, Deadline: time.Second, Method: "/xdssim.Echo/Call"}
+	cfg.DataPlane.WindowGap = 5 * time.Second
+	return cfg
+}
+
 // TestTracingChosenClientsDoesNotChangeTheRun: tracing every client,
 // one client or one of its targets leaves the run exactly as it is
 // without a tracer, and the tracer hears only of the clients named.
 func TestTracingChosenClientsDoesNotChangeTheRun(t *testing.T) {
-	cfg := xdsConfig(20, xdsclient.GRPCGo())
-	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
-	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: 0.3, Downtime: 2 * time.Second}}
-	cfg.Groups[0].RPC = RPCLoad{Rate: 5, Deadline: time.Second, Method: "/xdssim.Echo/Call"}
-	cfg.DataPlane.WindowGap = 5 * time.Second
+	cfg := outageFleet(20, xdsclient.GRPCGo(), 0.3)
 	plain := fmt.Sprintf("%+v", run(t, cfg))
 	for _, tt := range []struct {
 		name    string
@@ -121,10 +129,7 @@ func TestClientRefsNameAClientAndMaybeOneTarget(t *testing.T) {
 // names the rule it follows (DESIGN.md, "Every state transition cites its
 // source"), except the servers' own view of messages.
 func TestTraceNamesTheRuleOfEveryEvent(t *testing.T) {
-	cfg := xdsConfig(5, xdsclient.GRPCJava())
-	cfg.Faults = []network.Fault{{Kind: network.ServerDown, Start: sim.Time(20 * time.Second), Duration: 30 * time.Second, Servers: []int{0}}}
-	cfg.Restarts = []Restart{{At: 25 * time.Second, Fraction: 1, Downtime: 2 * time.Second}}
-	cfg.Groups[0].RPC = RPCLoad{Rate: 5, Deadline: time.Second, Method: "/xdssim.Echo/Call"}
+	cfg := outageFleet(5, xdsclient.GRPCJava(), 1)
 	_, err := Run(cfg, Options{Trace: func(e *TraceEvent) {
 		if e.Rule == "" && e.Kind != TraceRequest && e.Kind != TraceResponse {
 			t.Errorf("%v event at %v names no rule", e.Kind, e.At)
