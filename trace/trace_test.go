@@ -144,8 +144,7 @@ func TestNarrativeTellsTheScenarioAndKeepsToItsWindow(t *testing.T) {
 }
 
 // TestJSONLinesHoldEveryEventWithItsTextAndRule: one JSON object a line,
-// in time order, each with its kind, client, text and (but for the
-// servers' view) its rule.
+// in time order, each with its kind, client, text and rule.
 func TestJSONLinesHoldEveryEventWithItsTextAndRule(t *testing.T) {
 	evs, _ := traced(t, "bad-cds-rollout", []string{"fleet.group[0].clients=5", "fleet.group[1].clients=5", "fleet.group[2].clients=5"},
 		"spec-fail-on-data-errors/0")
@@ -172,7 +171,7 @@ func TestJSONLinesHoldEveryEventWithItsTextAndRule(t *testing.T) {
 			t.Fatalf("line %d: %v: %s", n+1, err, sc.Text())
 		}
 		n++
-		if e.AtNS < last || e.Client != "spec-fail-on-data-errors/0" || e.Text == "" || (e.Rule == "" && e.Kind != "request" && e.Kind != "response") {
+		if e.AtNS < last || e.Client != "spec-fail-on-data-errors/0" || e.Text == "" || e.Rule == "" {
 			t.Errorf("line %d out of order or incomplete: %s", n, sc.Text())
 		}
 		last = e.AtNS

@@ -178,6 +178,7 @@ func pickRule(p *dataplane.Pick, lb dataplane.LBPolicy, session bool) string {
 
 // Rules of the other events.
 const (
+	ruleServerView     = "the server's side: go-control-plane's SotW server (pkg/server/sotw)"
 	ruleStreamOpen     = "xDS ADS stream: grpc-go ads_stream.go runner"
 	ruleStreamPending  = "wait_for_ready ADS call: C-core xds_transport_grpc.cc (gRFC A57)"
 	ruleStreamClose    = "stream closed on both sides"

@@ -294,7 +294,7 @@ func (w *world) traceConn(ci uint32, e TraceEvent) {
 // traceRequest reports a request a server received on conn ci.
 func (w *world) traceRequest(ci uint32, req *xdsclient.Request) {
 	w.traceConn(ci, TraceEvent{Kind: TraceRequest, Type: req.Type, Version: req.Version,
-		Nonce: req.Nonce, Names: req.Names, NACK: req.ErrorDetail != nil})
+		Nonce: req.Nonce, Names: req.Names, NACK: req.ErrorDetail != nil, Rule: ruleServerView})
 }
 
 // profile is the XdsClient profile of instance ii's group.
@@ -335,7 +335,8 @@ func (w *world) traceEffect(ii uint32, in input, srv int, e *xdsclient.Effect) {
 // traceResponse reports a response a server sent on conn ci.
 func (w *world) traceResponse(ci uint32, r *controlplane.Response) {
 	t, _ := xdsclient.ParseResourceType(r.Message.GetTypeUrl())
-	w.traceConn(ci, TraceEvent{Kind: TraceResponse, Type: t, Version: r.Message.GetVersionInfo(), Nonce: r.Message.GetNonce()})
+	w.traceConn(ci, TraceEvent{Kind: TraceResponse, Type: t, Version: r.Message.GetVersionInfo(), Nonce: r.Message.GetNonce(),
+		Rule: ruleServerView})
 }
 
 // traceConnectivity reports conn ci's channel state change e; effs are

@@ -127,11 +127,11 @@ func TestClientRefsNameAClientAndMaybeOneTarget(t *testing.T) {
 
 // TestTraceNamesTheRuleOfEveryEvent: every event a traced run reports
 // names the rule it follows (DESIGN.md, "Every state transition cites its
-// source"), except the servers' own view of messages.
+// source").
 func TestTraceNamesTheRuleOfEveryEvent(t *testing.T) {
 	cfg := outageFleet(5, xdsclient.GRPCJava(), 1)
 	_, err := Run(cfg, Options{Trace: func(e *TraceEvent) {
-		if e.Rule == "" && e.Kind != TraceRequest && e.Kind != TraceResponse {
+		if e.Rule == "" {
 			t.Errorf("%v event at %v names no rule", e.Kind, e.At)
 		}
 	}})
