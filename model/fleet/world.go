@@ -140,7 +140,9 @@ type Options struct {
 	Progress func(now, end time.Duration)
 	// Trace, if set, is called with every event of every instance that
 	// TraceKind lists, in virtual-time order. The event is only valid
-	// during the call. A traced run takes every RPC one by one.
+	// during the call. A traced run is the same run as without: the RPCs
+	// of a steady channel are reported in bulk (TraceSteadyRPCs), unless
+	// ExactRPCs takes them one by one.
 	Trace func(*TraceEvent)
 	// TraceClients, if not empty, limits Trace to these clients, each
 	// named "group/index" (every target of the client) or
