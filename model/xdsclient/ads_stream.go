@@ -123,7 +123,7 @@ func (ch *channel) startTimer(c *Client, t ResourceType, name string, ws *watchS
 	ws.phase = watchRequested
 	ws.awaitingReady = false
 	d := c.prof.ResourceTimeout
-	if c.prof.A88DataErrors && ch.cfg.Features.ResourceTimerIsTransientError {
+	if c.prof.A88DataErrors && ch.feat.ResourceTimerIsTransientError {
 		d = c.prof.ResourceTimeoutTransient
 	}
 	c.armTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name}, d)
@@ -142,7 +142,7 @@ func (ch *channel) resourceTimerFired(c *Client, t ResourceType, name string) {
 		// ran; a profile that never times cached resources ignores it.
 		return
 	}
-	feat := ch.cfg.Features
+	feat := ch.feat
 	ch.authorities(c, func(a *authority, _ int) { a.resourceTimeout(t, name, feat) })
 }
 
@@ -252,11 +252,10 @@ func (ch *channel) watcherDone(c *Client, update uint64) {
 	}
 	ch.readPaused, ch.doneUpdate = false, 0
 	c.emit(Effect{Kind: ResumeRead, Server: ch.idx})
-	if ch.heldFailure {
+	if st := ch.held; st != nil {
 		// The Recv after fc.wait() returns the stream's error.
-		st := ch.heldStatus
-		ch.heldFailure, ch.heldStatus = false, Status{}
-		ch.streamFailed(c, st)
+		ch.held = nil
+		ch.streamFailed(c, *st)
 	}
 }
 

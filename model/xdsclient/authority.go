@@ -138,7 +138,7 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 			a.subscribe(st, pos, typ, name)
 		case mode == WatchChannelsAuthority:
 			st.subs |= 1 << pos
-			a.c.channels[a.servers[pos]].subscribeLater(a.c, typ, name)
+			a.c.channel(a.servers[pos]).subscribeLater(a.c, typ, name)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 // subscribeNew then puts the new name on each of them.
 func (a *authority) watchTimeFallback() {
 	c := a.c
-	if c.prof.WatchTimeFallback == WatchFallbackNone || a.active < 0 || c.channels[a.servers[a.active]].connErr == nil {
+	if c.prof.WatchTimeFallback == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
 		return
 	}
 	for pos := a.active + 1; pos < len(a.servers); pos++ {
@@ -164,7 +164,7 @@ func (a *authority) watchTimeFallback() {
 			a.acquire(pos)
 			a.active = pos
 		}
-		if c.channels[a.servers[pos]].connErr == nil {
+		if c.channel(a.servers[pos]).connErr == nil {
 			return
 		}
 	}
@@ -187,7 +187,7 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 		a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
 	}
 	if c.prof.ReplayConnectivityError && a.active >= 0 {
-		if ce := c.channels[a.servers[a.active]].connErr; ce != nil {
+		if ce := c.channel(a.servers[a.active]).connErr; ce != nil {
 			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
 		}
 	}
@@ -229,7 +229,7 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 	}
 	for pos := range a.servers {
 		if st.subs&(1<<pos) != 0 {
-			a.c.channels[a.servers[pos]].unsubscribe(a.c, typ, name)
+			a.c.channel(a.servers[pos]).unsubscribe(a.c, typ, name)
 		}
 	}
 	a.c.entryRemoved(st)
@@ -248,20 +248,20 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 
 func (a *authority) subscribe(st *resourceState, pos int, typ ResourceType, name string) {
 	st.subs |= 1 << pos
-	a.c.channels[a.servers[pos]].subscribe(a.c, typ, name)
+	a.c.channel(a.servers[pos]).subscribe(a.c, typ, name)
 }
 
 // acquire takes a reference to the channel at pos, creating it.
 func (a *authority) acquire(pos int) {
 	a.held |= 1 << pos
-	ch := &a.c.channels[a.servers[pos]]
+	ch := a.c.channel(a.servers[pos])
 	ch.acquire(a.c, a)
 }
 
 // release drops the reference to the channel at pos.
 func (a *authority) release(pos int) {
 	a.held &^= 1 << pos
-	ch := &a.c.channels[a.servers[pos]]
+	ch := a.c.channel(a.servers[pos])
 	ch.release(a.c, a)
 }
 
@@ -343,7 +343,7 @@ func (a *authority) revertOnUpdate(pos int) bool {
 		if a.held&(1<<i) == 0 {
 			continue
 		}
-		ch := &a.c.channels[a.servers[i]]
+		ch := a.c.channel(a.servers[i])
 		for t := ResourceType(0); t < numTypes; t++ {
 			for j, name := range a.sorted[t] {
 				st := a.res[t][j]

@@ -63,46 +63,45 @@ type inflight struct {
 // client: notes §6 "Management-server connection").
 type channel struct {
 	idx  int
-	cfg  ServerConfig
-	refs int // authorities holding the channel
+	feat ServerFeatures // the server's server_features
+	refs int            // authorities holding the channel
 
 	conn        ConnectivityState
 	phase       streamPhase
-	gotResponse bool          // a response arrived on the current stream
-	nodeSent    bool          // the current stream's first request went out
-	streamStart time.Duration // when the current attempt was started
-	attempt     int           // backoff attempt
+	gotResponse bool // a response arrived on the current stream
+	nodeSent    bool // the current stream's first request went out
 	// backoffStarted: a backoff sequence exists (grpc-java
 	// retryBackoffPolicy != null); the channel's first failure starts one.
 	backoffStarted bool
-	types          [numTypes]typeState
-	inflight       []inflight // Sends not yet SendDone, oldest first
-	// connErr is the channel's current connectivity error, cleared by a
-	// response (C-core channel status).
-	connErr *Status
-
 	// ADS flow control (grpc-go ads_stream.go adsFlowControl). readPaused:
 	// the caller holds the stream's next read. While it is set, either
 	// pendingDone callbacks of response doneUpdate are outstanding, or the
 	// stream is stalled for good (notes §8.1). A StreamFailed that arrives
-	// meanwhile is kept in heldFailure/heldStatus.
-	readPaused  bool
-	stalled     bool
-	doneUpdate  uint64
-	pendingDone int
-	heldFailure bool
-	heldStatus  Status
-
+	// meanwhile is kept in held.
+	readPaused bool
+	stalled    bool
 	// gRFC A78 metrics. connected is the grpc.xds_client.connected gauge
 	// (grpc-go adsStreamImpl.streamEstablished); streamCreated records that
-	// the channel's first stream was created (grpc-go firstStreamCreated).
-	// metrics holds the counters, which survive the channel's closing.
+	// the channel's first stream was created (grpc-go firstStreamCreated);
+	// recorded is the connected gauge as the client's MetricsSink last had
+	// it. metrics holds the counters, which survive the channel's closing.
 	connected     bool
 	streamCreated bool
-	metrics       ServerMetrics
-	// recorded is the connected gauge as the client's MetricsSink last
-	// had it.
-	recorded bool
+	recorded      bool
+
+	streamStart time.Duration // when the current attempt was started
+	attempt     int           // backoff attempt
+	types       [numTypes]typeState
+	inflight    []inflight // Sends not yet SendDone, oldest first
+	// connErr is the channel's current connectivity error, cleared by a
+	// response (C-core channel status).
+	connErr *Status
+
+	doneUpdate  uint64
+	pendingDone int
+	held        *Status // the stream's failure, held while reads are paused
+
+	metrics ServerMetrics
 }
 
 // acquire adds an authority's reference; the first creates the channel and
@@ -144,7 +143,7 @@ func (ch *channel) release(c *Client, _ *authority) {
 // connectivity and metric counters. Closing a channel also stops its flow
 // control (grpc-go adsStreamImpl.Stop calls fc.stop()), so a pause ends.
 func (ch *channel) reset() {
-	*ch = channel{idx: ch.idx, cfg: ch.cfg, refs: ch.refs, conn: ch.conn, metrics: ch.metrics, recorded: ch.recorded}
+	*ch = channel{idx: ch.idx, feat: ch.feat, refs: ch.refs, conn: ch.conn, metrics: ch.metrics, recorded: ch.recorded}
 }
 
 func (ch *channel) openStream(c *Client) {
@@ -249,8 +248,9 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// grpc-go recv is blocked in fc.wait(): it sees the stream's error
 		// only from the Recv after the watchers are done, and never if the
 		// read is stalled (notes §8.1). Keep the first one.
-		if !ch.heldFailure {
-			ch.heldFailure, ch.heldStatus = true, st
+		if ch.held == nil {
+			held := st // allocated only here, not on every failure
+			ch.held = &held
 		}
 		return
 	}

@@ -65,6 +65,11 @@ type Config struct {
 	Target    string
 	Bootstrap Bootstrap
 	Profile   Profile
+	// SharedProfile, if set, is used instead of Profile and by reference:
+	// a caller that builds many clients of one profile validates it once
+	// (Profile.Validate) and must not change it while the clients live.
+	// New neither copies nor validates it, which saves a Profile per client.
+	SharedProfile *Profile
 	// Rand supplies backoff jitter. Nil means no jitter (factor 1).
 	Rand Rand
 	// AutoDone treats every watcher callback as done the moment it is
@@ -93,11 +98,11 @@ type Effects struct{ buf []Effect }
 type Client struct {
 	target string
 	boot   Bootstrap
-	prof   Profile
+	prof   *Profile // shared with the caller's other clients (Config.SharedProfile)
 	rand   Rand
 
 	servers  []ServerConfig // unique servers; an Effect's Server indexes this
-	channels []channel      // parallel to servers
+	channels []*channel     // parallel to servers; nil until first used (see channel)
 	auths    []authority    // auths[0] is the default (old-style names)
 
 	now    time.Duration
@@ -121,13 +126,18 @@ type Client struct {
 // New builds a client. It returns an error for an empty server list or an
 // invalid profile.
 func New(cfg Config) (*Client, error) {
-	if err := cfg.Profile.Validate(); err != nil {
-		return nil, err
+	prof := cfg.SharedProfile
+	if prof == nil {
+		if err := cfg.Profile.Validate(); err != nil {
+			return nil, err
+		}
+		prof = new(Profile)
+		*prof = cfg.Profile
 	}
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
-	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: cfg.Profile, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
+	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
 		sink: cfg.Metrics}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
@@ -150,15 +160,26 @@ func (c *Client) serverIndex(s ServerConfig) int {
 		}
 	}
 	c.servers = append(c.servers, s)
-	c.channels = append(c.channels, channel{idx: len(c.channels), cfg: s})
+	c.channels = append(c.channels, nil)
 	return len(c.servers) - 1
+}
+
+// channel returns the channel to server i, creating its state on first
+// use: a fallback server that a client never needs costs it no channel.
+func (c *Client) channel(i int) *channel {
+	ch := c.channels[i]
+	if ch == nil {
+		ch = &channel{idx: i, feat: c.servers[i].Features}
+		c.channels[i] = ch
+	}
+	return ch
 }
 
 // Servers returns the unique server list; Effect.Server indexes it.
 func (c *Client) Servers() []ServerConfig { return c.servers }
 
 // Profile returns the profile the client runs.
-func (c *Client) Profile() Profile { return c.prof }
+func (c *Client) Profile() Profile { return *c.prof }
 
 // Target returns the instance's pool key.
 func (c *Client) Target() string { return c.target }
@@ -219,14 +240,14 @@ func (c *Client) Unwatch(now time.Duration, typ ResourceType, name string, w Wat
 // ConnectivityChanged reports the xDS channel to server's new state.
 func (c *Client) ConnectivityChanged(now time.Duration, server int, s ConnectivityState) []Effect {
 	c.begin(now)
-	c.channels[server].connectivityChanged(c, s)
+	c.channel(server).connectivityChanged(c, s)
 	return c.end()
 }
 
 // StreamOpened reports that the ADS stream asked for by OpenStream started.
 func (c *Client) StreamOpened(now time.Duration, server int) []Effect {
 	c.begin(now)
-	c.channels[server].streamOpened(c)
+	c.channel(server).streamOpened(c)
 	return c.end()
 }
 
@@ -234,7 +255,7 @@ func (c *Client) StreamOpened(now time.Duration, server int) []Effect {
 // st.
 func (c *Client) StreamFailed(now time.Duration, server int, st Status) []Effect {
 	c.begin(now)
-	c.channels[server].streamFailed(c, st)
+	c.channel(server).streamFailed(c, st)
 	return c.end()
 }
 
@@ -243,7 +264,7 @@ func (c *Client) StreamFailed(now time.Duration, server int, st Status) []Effect
 // completed).
 func (c *Client) SendDone(now time.Duration, server int) []Effect {
 	c.begin(now)
-	c.channels[server].sendDone(c)
+	c.channel(server).sendDone(c)
 	return c.end()
 }
 
@@ -257,7 +278,7 @@ func (c *Client) ResponseReceived(now time.Duration, server int, resp *discovery
 // panics if server's reads are paused (see PauseRead).
 func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *DecodedResponse) []Effect {
 	c.begin(now)
-	c.channels[server].handleResponse(c, resp)
+	c.channel(server).handleResponse(c, resp)
 	return c.end()
 }
 
@@ -269,26 +290,26 @@ func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *De
 func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 	c.begin(now)
 	if h.Waits() && h.Server >= 0 && h.Server < len(c.channels) {
-		c.channels[h.Server].watcherDone(c, h.Update)
+		c.channel(h.Server).watcherDone(c, h.Update)
 	}
 	return c.end()
 }
 
 // ReadPaused reports whether server's ADS stream is waiting for watchers
 // (or is stalled) and must not be read.
-func (c *Client) ReadPaused(server int) bool { return c.channels[server].readPaused }
+func (c *Client) ReadPaused(server int) bool { return c.channel(server).readPaused }
 
 // Connected reports the gRFC A78 grpc.xds_client.connected gauge of server:
 // its channel exists and its ADS stream is connected. It is
 // Metrics(server).Connected without the copy.
 func (c *Client) Connected(server int) bool {
-	ch := &c.channels[server]
+	ch := c.channel(server)
 	return ch.refs > 0 && ch.connected
 }
 
 // Metrics returns the gRFC A78 metrics of server.
 func (c *Client) Metrics(server int) ServerMetrics {
-	ch := &c.channels[server]
+	ch := c.channel(server)
 	m := ch.metrics
 	m.Active = ch.refs > 0
 	m.Connected = m.Active && ch.connected
@@ -300,7 +321,7 @@ func (c *Client) Metrics(server int) ServerMetrics {
 // ignores ids it no longer expects.
 func (c *Client) TimerFired(now time.Duration, id TimerID) []Effect {
 	c.begin(now)
-	ch := &c.channels[id.Server]
+	ch := c.channel(id.Server)
 	switch id.Kind {
 	case RetryTimer:
 		ch.retryFired(c)
@@ -356,7 +377,7 @@ func (c *Client) cancelTimer(id TimerID) {
 // exactly the initial delay (internal/xds/clients/internal/backoff); grpc-java
 // ExponentialBackoffPolicy and C-core BackOff jitter every delay (notes §5).
 func (c *Client) backoff(n int) time.Duration {
-	p := &c.prof
+	p := c.prof
 	d := float64(p.BackoffInitial) * math.Pow(p.BackoffMultiplier, float64(n))
 	if d > float64(p.BackoffMax) {
 		d = float64(p.BackoffMax)

@@ -125,8 +125,10 @@ func (s *MetricsSink) server(i int) *ServerSink {
 // recordGauges brings the sink's connected gauges up to date with the
 // channels, at the end of every input.
 func (c *Client) recordGauges() {
-	for i := range c.channels {
-		ch := &c.channels[i]
+	for _, ch := range c.channels {
+		if ch == nil {
+			continue
+		}
 		if on := ch.refs > 0 && ch.connected; on != ch.recorded {
 			ch.recorded = on
 			if on {
@@ -141,7 +143,7 @@ func (c *Client) recordGauges() {
 // countUpdate counts a resource of type typ that server ch sent: valid or
 // not (gRFC A78 resource_updates_valid, resource_updates_invalid).
 func (c *Client) countUpdate(ch int, typ ResourceType, valid bool) {
-	m := &c.channels[ch].metrics
+	m := &c.channel(ch).metrics
 	if valid {
 		m.ResourceUpdatesValid[typ]++
 	} else {
@@ -195,8 +197,8 @@ func (c *Client) Retire() {
 	if c.sink == nil {
 		return
 	}
-	for i := range c.channels {
-		if ch := &c.channels[i]; ch.recorded {
+	for _, ch := range c.channels {
+		if ch != nil && ch.recorded {
 			ch.recorded = false
 			c.sink.server(ch.idx).Connected--
 		}

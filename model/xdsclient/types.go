@@ -367,11 +367,13 @@ type Request struct {
 }
 
 // Proto builds the envoy DiscoveryRequest for r; node is attached when
-// r.Node is set.
+// r.Node is set. The message shares r.Names, which nobody writes to (a
+// server keeps the request of each watch it holds, so a copy would cost
+// every stream a list per type).
 func (r *Request) Proto(node *corepb.Node) *discoverypb.DiscoveryRequest {
 	req := &discoverypb.DiscoveryRequest{
 		VersionInfo:   r.Version,
-		ResourceNames: append([]string(nil), r.Names...),
+		ResourceNames: r.Names,
 		TypeUrl:       r.Type.TypeURL(),
 		ResponseNonce: r.Nonce,
 	}
