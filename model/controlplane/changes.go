@@ -3,6 +3,7 @@ package controlplane
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -450,7 +451,13 @@ func (s *Server) StreamState(id StreamID, t ResourceType) (a AckState, ok bool) 
 		return AckState{}, false
 	}
 	ts := &st.types[t]
-	a = ts.ack
+	a = AckState{Version: ts.acked, ACKs: int(ts.acks), NACKs: int(ts.nacks)}
+	if ts.nonce != 0 {
+		a.Nonce = strconv.FormatUint(ts.nonce, 10)
+	}
+	if r := ts.rare; r != nil && r.nacked {
+		a.NACKed, a.ErrorDetail = true, r.nackErr
+	}
 	if ts.active {
 		for name := range ts.sub.SubscribedResources() {
 			a.Subscribed = append(a.Subscribed, name)

@@ -126,22 +126,41 @@ type stream struct {
 // typeState is a stream's state for one type (go-control-plane sotw/v3
 // watch plus its subscription).
 type typeState struct {
-	st     *stream
-	t      ResourceType
-	active bool // a request of this type was accepted
-	sub    subscription
+	st       *stream
+	t        ResourceType
+	active   bool // a request of this type was accepted
+	answered bool // the client ACKed or NACKed the last response
+	queued   bool // in Server.pending
+	sub      subscription
 
 	// The open watch, if any: gen is nil once it fired or was cancelled.
 	req    *discoverypb.DiscoveryRequest
 	cancel func()
 	gen    *chanGen
 
-	nonce      string // of the last response of this type
-	sent       string // the version of that response
-	ackedNonce string // the last nonce ACKed or NACKed
-	ack        AckState
-	queued     bool              // in Server.pending
-	reported   map[string]Status // TP3 errors sent on this stream
+	nonce uint64 // of the last response of this type, 0 before the first
+	sent  string // the version of that response
+	// acks and nacks count the answers; acked is the version of the last
+	// ACK. (AckState is built from them on demand: a server keeps four of
+	// these per stream, so they are kept small.)
+	acks, nacks uint32
+	acked       string
+	rare        *typeRare // nil until a NACK or a TP3 error
+}
+
+// typeRare is the part of a typeState that most streams never need.
+type typeRare struct {
+	nacked   bool              // the last answer was a NACK
+	nackErr  Status            // its error detail
+	reported map[string]Status // TP3 errors sent on this stream
+}
+
+// rareState returns ts.rare, created if need be.
+func (ts *typeState) rareState() *typeRare {
+	if ts.rare == nil {
+		ts.rare = &typeRare{}
+	}
+	return ts.rare
 }
 
 type pending struct {
@@ -329,25 +348,27 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 		return nil, e
 	}
 	ts := &st.types[t]
-	if ts.nonce != "" && req.GetResponseNonce() != ts.nonce {
+	if ts.nonce != 0 && !nonceIs(req.GetResponseNonce(), ts.nonce) {
 		// Stale: the client has not seen the latest response of this type
 		// (xDS protocol "Resource updates"; envoy issue 10363).
 		s.m.totals.StaleRequests++
 		return nil, nil
 	}
-	if ts.nonce != "" && ts.ackedNonce != ts.nonce {
+	if ts.nonce != 0 && !ts.answered {
 		// The first request quoting the latest nonce acknowledges it.
-		ts.ackedNonce = ts.nonce
+		ts.answered = true
 		if d := req.GetErrorDetail(); d != nil {
 			s.m.totals.NACKs++
-			ts.ack.NACKs++
-			ts.ack.NACKed = true
-			ts.ack.ErrorDetail = Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
+			ts.nacks++
+			r := ts.rareState()
+			r.nacked, r.nackErr = true, Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
 		} else {
 			s.m.totals.ACKs++
-			ts.ack.ACKs++
-			ts.ack.NACKed = false
-			ts.ack.Version = req.GetVersionInfo()
+			ts.acks++
+			if ts.rare != nil {
+				ts.rare.nacked, ts.rare.nackErr = false, Status{}
+			}
+			ts.acked = req.GetVersionInfo()
 		}
 	}
 	if ts.active {
@@ -507,9 +528,9 @@ func (s *Server) respond(p pending) (Response, bool) {
 		anys[i] = e.any
 	}
 	ts.st.nonce++
-	ts.nonce = strconv.FormatUint(ts.st.nonce, 10)
+	ts.nonce = ts.st.nonce
 	ts.sent = version
-	ts.ack.Nonce = ts.nonce
+	ts.answered = false
 	if p.resp != nil {
 		ts.sub.setReturned(p.resp.GetReturnedResources(), &s.intern)
 	}
@@ -519,7 +540,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		VersionInfo:    version,
 		Resources:      anys,
 		TypeUrl:        t.TypeURL(),
-		Nonce:          ts.nonce,
+		Nonce:          strconv.FormatUint(ts.nonce, 10),
 		ControlPlane:   s.cp,
 		ResourceErrors: errs,
 	}}, true
@@ -661,9 +682,13 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 		return nil
 	}
 	sub := ts.sub.SubscribedResources()
-	for name := range ts.reported {
+	var reported map[string]Status
+	if ts.rare != nil {
+		reported = ts.rare.reported
+	}
+	for name := range reported {
 		if _, ok := sub[name]; !ok {
-			delete(ts.reported, name)
+			delete(reported, name)
 		}
 	}
 	names := make([]string, 0, len(sub))
@@ -674,21 +699,29 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 	var out []*discoverypb.ResourceError
 	for _, name := range names {
 		want := s.errorOf(ts.t, name)
-		have, told := ts.reported[name]
+		have, told := reported[name]
 		if want == nil {
 			if told {
-				delete(ts.reported, name)
+				delete(reported, name)
 			}
 			continue
 		}
 		if told && have == *want {
 			continue
 		}
-		if ts.reported == nil {
-			ts.reported = map[string]Status{}
+		if reported == nil {
+			reported = map[string]Status{}
+			ts.rareState().reported = reported
 		}
-		ts.reported[name] = *want
+		reported[name] = *want
 		out = append(out, resourceError(name, *want))
 	}
 	return out
+}
+
+// nonceIs reports whether the response_nonce s is the nonce n, as the
+// decimal the server sent.
+func nonceIs(s string, n uint64) bool {
+	v, err := strconv.ParseUint(s, 10, 64)
+	return err == nil && v == n && s[0] != '0' // ParseUint takes "01" too
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"time"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -78,14 +79,17 @@ func (q *fifo[T]) pop() T {
 	q.items[q.head] = zero
 	q.head++
 	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
+		// Emptied: let the array go. A connection's messages come in
+		// bursts (a stream's requests, a push), and an idle connection
+		// holding its last burst's array would cost a million clients
+		// their largest burst each.
+		q.items, q.head = nil, 0
 	}
 	return v
 }
 
 func (q *fifo[T]) reset() {
-	clear(q.items)
-	q.items, q.head = q.items[:0], 0
+	q.items, q.head = nil, 0
 }
 
 // serverStream is the controlplane id of conn ci's current stream.
@@ -398,7 +402,11 @@ func (w *world) deliverToServer(ev sim.Event) {
 	if c.flags&connServerEnded != 0 {
 		return // the server ended the stream: the request finds no handler
 	}
-	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), m.req.Proto(w.insts[c.inst].node))
+	var node *corepb.Node
+	if m.req.Node {
+		node = w.node(w.insts[c.inst].client)
+	}
+	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), m.req.Proto(node))
 	if err != nil {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
 		return

@@ -53,7 +53,9 @@ func (in *Inspector) CSDS(name string) ([]*statuspb.ClientConfig, ClientState, e
 			continue
 		}
 		if x := w.insts[c.firstInst+uint32(ti)].xds; x != nil {
-			out = append(out, x.CSDS())
+			cc := x.CSDS()
+			cc.Node = w.node(id)
+			out = append(out, cc)
 		}
 	}
 	return out, ClientUp, nil

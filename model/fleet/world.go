@@ -210,6 +210,17 @@ func build(cfg Config) (*world, error) {
 		return nil, err
 	}
 	w.clients = make([]client, 0, total)
+	// The instances and their connections, sized at once: grown by
+	// append, they would hold up to twice their size at a million clients.
+	insts, conns := 0, 0
+	for _, g := range cfg.Groups {
+		if len(g.Servers) > 0 {
+			insts += g.Clients * len(g.Targets)
+			conns += g.Clients * len(g.Targets) * len(g.Servers)
+		}
+	}
+	w.insts = make([]instance, 0, insts)
+	w.conns = make([]conn, 0, conns)
 	w.groups = make([]groupCounters, len(cfg.Groups))
 	byGroup := make(map[string][]uint32, len(cfg.Groups))
 	for gi, g := range cfg.Groups {
@@ -451,12 +462,18 @@ func (w *world) faultList() []Fault {
 
 // resolveChannels gives every group whose channel backoffs are the zero
 // value its implementation's own (network.BackoffConfigOf), on a copy of
-// the groups so that the caller's Config is not changed, and checks them:
-// the channels keep pointers to these configs.
+// the groups so that the caller's Config is not changed, and checks them
+// and the XdsClient profile: the channels keep pointers to these configs,
+// and every XdsClient of a group shares its profile.
 func (w *world) resolveChannels() error {
 	w.cfg.Groups = slices.Clone(w.cfg.Groups)
 	for i := range w.cfg.Groups {
 		g := &w.cfg.Groups[i]
+		if len(g.Servers) > 0 {
+			if err := g.Profile.Validate(); err != nil {
+				return fmt.Errorf("fleet: group %s: %w", g.Name, err)
+			}
+		}
 		def, ok := network.BackoffConfigOf(g.Profile.Name)
 		if !ok {
 			def = network.DefaultBackoffConfig()

@@ -28,7 +28,6 @@ type instance struct {
 	fallback  bool // a channel to a lower-priority server is active
 	complete  bool // every resource of the target's config is cached
 	xds       *xdsclient.Client
-	node      *corepb.Node
 	watched   []watch
 	timers    []uint32 // its armed timer slots
 
@@ -94,14 +93,16 @@ func (w *world) startInstances(id uint32) {
 	if len(g.Servers) == 0 {
 		return
 	}
-	boot := xdsclient.Bootstrap{Node: &corepb.Node{Id: w.clientName(id), Cluster: g.Name}}
+	// The bootstrap's node is built when a request carries it (node), not
+	// kept: a million clients would each hold one for their first request.
+	var boot xdsclient.Bootstrap
 	for _, cp := range g.Servers {
 		boot.Servers = append(boot.Servers, xdsclient.ServerConfig{URI: w.cfg.ControlPlanes[cp].Server.Name, Features: g.Features})
 	}
 	for ti, target := range g.Targets {
 		ii := c.firstInst + uint32(ti)
 		x, err := xdsclient.New(xdsclient.Config{
-			Target: "xds:///" + target, Bootstrap: boot, Profile: g.Profile, Rand: c.rng, AutoDone: true,
+			Target: "xds:///" + target, Bootstrap: boot, SharedProfile: &g.Profile, Rand: c.rng, AutoDone: true,
 			Effects: &w.effects, // xdsInput copies every effect out at once
 			Metrics: w.sink(ii),
 		})
@@ -109,7 +110,7 @@ func (w *world) startInstances(id uint32) {
 			panic(fmt.Sprintf("fleet: client %s: %v", w.clientName(id), err)) // the scenario was validated
 		}
 		inst := &w.insts[ii]
-		inst.xds, inst.node = x, boot.Node
+		inst.xds = x
 		inst.watched = append(inst.watched[:0], watch{typ: xdsclient.LDS, name: target})
 		w.xdsInput(ii, inWatch, -1, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
 		w.startRPCs(ii)
@@ -536,4 +537,10 @@ func (dc decodeCache) response(resp *discoverypb.DiscoveryResponse) *xdsclient.D
 		}
 		return d
 	})
+}
+
+// node returns the bootstrap node of the client: its id is the client's
+// name and its cluster the group's.
+func (w *world) node(id uint32) *corepb.Node {
+	return &corepb.Node{Id: w.clientName(id), Cluster: w.cfg.Groups[w.clients[id].group].Name}
 }
