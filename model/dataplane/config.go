@@ -119,6 +119,14 @@ type Cluster struct {
 	Priorities int
 	// prios are the priorities' localities and endpoints, by priority.
 	prios []prioSpan
+	// byBackend lists the endpoints by backend, then position: a session
+	// override finds its host without a scan of the cluster.
+	byBackend []backendEndpoint
+}
+
+type backendEndpoint struct {
+	backend uint32
+	ep      int32
 }
 
 // prioSpan is where one priority's localities [firstLoc, lastLoc] and
@@ -141,6 +149,27 @@ func (c *Cluster) index() {
 		}
 		ps.lastLoc, ps.hi = l, loc.First+loc.N
 	}
+	c.byBackend = make([]backendEndpoint, len(c.Endpoints))
+	for i, e := range c.Endpoints {
+		c.byBackend[i] = backendEndpoint{e.Backend, int32(i)}
+	}
+	slices.SortFunc(c.byBackend, func(a, b backendEndpoint) int {
+		return cmp.Or(cmp.Compare(a.backend, b.backend), cmp.Compare(a.ep, b.ep))
+	})
+}
+
+// endpointsOf returns the positions of backend's endpoints, in order, as
+// a span of c.byBackend.
+func (c *Cluster) endpointsOf(backend uint32) []backendEndpoint {
+	if c.prios == nil {
+		c.index() // a Config built by hand
+	}
+	i, _ := slices.BinarySearchFunc(c.byBackend, backend, func(e backendEndpoint, b uint32) int { return cmp.Compare(e.backend, b) })
+	j := i
+	for j < len(c.byBackend) && c.byBackend[j].backend == backend {
+		j++
+	}
+	return c.byBackend[i:j]
 }
 
 // Route is one route of a channel's config.

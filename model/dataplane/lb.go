@@ -80,6 +80,9 @@ type Channel struct {
 	// sessions are the client's A55 sessions on this channel.
 	sessions    []SessionState
 	nextSession int
+	// leastRequest: a cluster of cfg uses least_request, the one policy
+	// that reads the attempts in flight (Started, Finished).
+	leastRequest bool
 }
 
 // clusterLB is a channel's load-balancing state for one cluster: the
@@ -132,13 +135,15 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time) {
 		return
 	}
 	var cls []clusterLB
+	lr := false
 	if cfg != nil {
 		cls = make([]clusterLB, len(cfg.Clusters))
 		for ci := range cfg.Clusters {
 			cls[ci] = ch.rebuild(&cfg.Clusters[ci], now)
+			lr = lr || cfg.Clusters[ci].LB == LeastRequest
 		}
 	}
-	ch.cfg, ch.cls = cfg, cls
+	ch.cfg, ch.cls, ch.leastRequest = cfg, cls, lr
 }
 
 // rebuild makes the state of cluster c from the state the channel has
@@ -340,8 +345,9 @@ func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, bool) {
 		// grpc-go keeps only HEALTHY and UNKNOWN endpoints.
 		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
 	}
-	for i, e := range c.Endpoints {
-		if e.Backend != backend || !allowed.Has(e.Health) || ch.cls[ci].subs[i].nextAttempt == notStarted {
+	for _, be := range c.endpointsOf(backend) {
+		i := int(be.ep)
+		if !allowed.Has(c.Endpoints[i].Health) || ch.cls[ci].subs[i].nextAttempt == notStarted {
 			continue
 		}
 		switch st, at := ch.state(ci, i, env); st {
@@ -617,11 +623,16 @@ func ringStart(r *sim.Rand, c *Cluster, lo, hi int) int {
 }
 
 // Started and Finished count an attempt in flight on a backend, for
-// least_request.
+// least_request. A channel none of whose clusters uses it counts nothing:
+// a policy that starts later starts from zero, as grpc-go's
+// least_request balancer, built when the config names it, does.
 func (ch *Channel) Started(backend uint32)  { ch.inflight(backend, 1) }
 func (ch *Channel) Finished(backend uint32) { ch.inflight(backend, -1) }
 
 func (ch *Channel) inflight(backend uint32, d int) {
+	if !ch.leastRequest {
+		return
+	}
 	for ci := range ch.cls {
 		subs := ch.cls[ci].subs
 		for i := range subs {
