@@ -6,10 +6,12 @@
 // the run simulated per wall-clock second. docs/performance.md records
 // its figures.
 //
-//	go run ./bench [-run REGEXP] [-count N] [-dir scenarios/bench] [-md]
+//	go run ./bench [-run REGEXP] [-count N] [-dir scenarios/bench] [-set key=value]... [-md]
 //
 // With -count N each scenario runs N times and the row shows the median
-// wall time (and that run's other figures). -md prints a markdown table.
+// wall time (and that run's other figures). -set passes an override to
+// every run (xdssim run --set), to measure how the cost grows with a key:
+// -set fleet.group[0].clients=1000. -md prints a markdown table.
 package main
 
 import (
@@ -32,8 +34,10 @@ func main() {
 	count := flag.Int("count", 1, "runs per scenario; the row is the median by wall time")
 	dir := flag.String("dir", "scenarios/bench", "the directory of reference scenarios")
 	md := flag.Bool("md", false, "print a markdown table")
+	var sets setFlags
+	flag.Var(&sets, "set", "an override for every run, as xdssim run --set key=value (repeatable)")
 	flag.Parse()
-	if err := bench(*dir, *run, *count, *md); err != nil {
+	if err := bench(*dir, *run, *count, sets, *md); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -50,7 +54,13 @@ type row struct {
 	clientsSeconds float64
 }
 
-func bench(dir, match string, count int, md bool) error {
+// setFlags collects repeated -set flags.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func bench(dir, match string, count int, sets []string, md bool) error {
 	re, err := regexp.Compile(match)
 	if err != nil {
 		return fmt.Errorf("-run: %w", err)
@@ -80,7 +90,7 @@ func bench(dir, match string, count int, md bool) error {
 		}
 		var runs []row
 		for i := 0; i < max(count, 1); i++ {
-			r, err := measure(bin, f, filepath.Join(tmp, name))
+			r, err := measure(bin, f, filepath.Join(tmp, name), sets)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -96,8 +106,12 @@ func bench(dir, match string, count int, md bool) error {
 
 // measure runs one scenario in a child process and reads its resource
 // use from the kernel and its size from its summary.json.
-func measure(bin, file, out string) (row, error) {
-	cmd := exec.Command(bin, "run", file, "--out", out, "--quiet")
+func measure(bin, file, out string, sets []string) (row, error) {
+	args := []string{"run", file, "--out", out, "--quiet"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -137,7 +151,7 @@ func measure(bin, file, out string) (row, error) {
 }
 
 func print(rows []row, md bool) {
-	head := []string{"scenario", "clients", "virtual", "wall", "CPU", "events", "events/s", "peak RSS", "bytes/client", "client-s per wall-s"}
+	head := []string{"scenario", "clients", "virtual", "wall", "CPU", "events", "events/s", "CPU/event", "peak RSS", "bytes/client", "client-s per wall-s", "CPU per client-s"}
 	var lines [][]string
 	for _, r := range rows {
 		lines = append(lines, []string{
@@ -148,9 +162,11 @@ func print(rows []row, md bool) {
 			r.cpu.Round(10 * time.Millisecond).String(),
 			fmt.Sprint(r.events),
 			fmt.Sprintf("%.3g", float64(r.events)/r.wall.Seconds()),
+			fmt.Sprintf("%.0f ns", float64(r.cpu.Nanoseconds())/float64(max(r.events, 1))),
 			fmt.Sprintf("%.0f MB", float64(r.peakRSS)/1e6),
 			fmt.Sprintf("%.1f KB", float64(r.peakRSS)/float64(max(r.clients, 1))/1e3),
 			fmt.Sprintf("%.3g", r.clientsSeconds),
+			fmt.Sprintf("%.2f µs", r.cpu.Seconds()*1e6/(float64(r.clients)*r.virtual.Seconds())),
 		})
 	}
 	if md {
