@@ -93,7 +93,10 @@ type world struct {
 	decoded decodeCache
 	xq      effectQueue
 	effects xdsclient.Effects // the XdsClients' shared effect buffer
-	fx      fleetCounters
+	// The arrays of the connections' message queues (conn.go spares).
+	outSpares spares[outbound]
+	inSpares  spares[inbound]
+	fx        fleetCounters
 
 	backends  dataplane.Backends
 	dpConfigs map[string]*dataplane.Config
