@@ -85,6 +85,7 @@ type Session struct {
 	Path     string        `toml:"path"`
 	TTL      time.Duration `toml:"ttl"`
 	PerRoute bool          `toml:"per_route"`
+	Optional bool          `toml:"optional"`
 }
 
 func (r *RPC) setDefaults() {
@@ -246,7 +247,7 @@ func (svc *Service) controlPlaneService(out *controlplane.Service) {
 			BaseInterval: r.Base, MaxInterval: r.Max}
 	}
 	if ss := svc.Session; ss != nil {
-		out.Session = &controlplane.SessionAffinity{CookieName: ss.Cookie, CookiePath: ss.Path, TTL: ss.TTL, PerRoute: ss.PerRoute}
+		out.Session = &controlplane.SessionAffinity{CookieName: ss.Cookie, CookiePath: ss.Path, TTL: ss.TTL, PerRoute: ss.PerRoute, Optional: ss.Optional}
 	}
 	if svc.OverrideHostStatus != nil {
 		out.OverrideHostStatus = []corepb.HealthStatus{}
@@ -266,6 +267,9 @@ func (s *Scenario) dataPlaneConfig(cfg *fleet.Config) {
 		r := g.RPC
 		fg := &cfg.Groups[i]
 		fg.DataPlane = dataplane.ProfileByName(g.Profile)
+		// A55 comes with the stateful-session filter, which a what-if may
+		// give a profile through profile_fields.http_filters.
+		fg.DataPlane.A55 = fg.Profile.FilterSet().StatefulSession()
 		fg.RPC = fleet.RPCLoad{Rate: r.Rate, Constant: r.Arrival == "constant", Deadline: r.Deadline, Method: r.Method,
 			Sessions: r.Sessions, SessionRPCs: uint32(max(r.SessionRPCs, 0)), SessionLifetime: r.SessionLifetime,
 			ThrottleMaxTokens: r.ThrottleMaxTokens, ThrottleTokenRatio: r.ThrottleTokenRatio}

@@ -143,6 +143,7 @@ func expandListener(s *Service, rc *routepb.RouteConfiguration) *listenerpb.List
 		hcm.HttpFilters = append(hcm.HttpFilters, &hcmpb.HttpFilter{
 			Name:       sessionFilterName,
 			ConfigType: &hcmpb.HttpFilter_TypedConfig{TypedConfig: mustAny(cfg)},
+			IsOptional: s.Session.Optional,
 		})
 	}
 	if s.Defect != DefectListenerNoRouter {

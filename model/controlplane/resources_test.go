@@ -216,11 +216,16 @@ func TestDefectsAreNACKed(t *testing.T) {
 					continue
 				}
 				d := xdsclient.MustDecoded(xdsclient.ResourceType(typ), m)
-				switch {
-				case cp.ResourceType(typ) == c.typ && (d.Err == nil || d.Err.Rule != c.rule):
-					t.Errorf("%v: got %v, want rule %s", cp.ResourceType(typ), d.Err, c.rule)
-				case cp.ResourceType(typ) != c.typ && d.Err != nil:
-					t.Errorf("%v: unexpected %v", cp.ResourceType(typ), d.Err)
+				// Every implementation rejects a defect, whatever
+				// filters it has.
+				for _, fs := range []xdsclient.FilterSet{xdsclient.FiltersGRPCGo, xdsclient.FiltersGRPCJava, xdsclient.FiltersGRPCCore, xdsclient.FiltersSpec} {
+					err := d.ErrIn(fs)
+					switch {
+					case cp.ResourceType(typ) == c.typ && (err == nil || err.Rule != c.rule):
+						t.Errorf("%v in %v: got %v, want rule %s", cp.ResourceType(typ), fs, err, c.rule)
+					case cp.ResourceType(typ) != c.typ && err != nil:
+						t.Errorf("%v in %v: unexpected %v", cp.ResourceType(typ), fs, err)
+					}
 				}
 			}
 		})

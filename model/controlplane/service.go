@@ -121,6 +121,12 @@ type SessionAffinity struct {
 	// which does nothing on its own, in the HttpConnectionManager. When
 	// false, the HttpConnectionManager's filter carries the configuration.
 	PerRoute bool
+	// Optional publishes the filter with is_optional (gRFC A39): a client
+	// without the filter skips it instead of rejecting the Listener.
+	// grpc-go and grpc-java have no stateful-session filter, so a
+	// non-optional one makes them NACK every Listener of the service;
+	// with Optional they accept it and have no affinity.
+	Optional bool
 }
 
 // LBPolicy is a cluster's lb_policy.

@@ -59,6 +59,10 @@ type HealthSet uint16
 // Has reports whether h is in the set.
 func (s HealthSet) Has(h corepb.HealthStatus) bool { return h >= 0 && h < 16 && s&(1<<h) != 0 }
 
+// overridable are the health statuses override_host_status may name
+// (gRFC A55).
+const overridable = HealthSet(1<<corepb.HealthStatus_UNKNOWN | 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_DRAINING)
+
 // DefaultOverrideHostStatus is what override_host_status means when the
 // cluster does not set it: UNKNOWN and HEALTHY (gRFC A55,
 // OverrideHostLoadBalancingPolicyConfig).
@@ -331,7 +335,11 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 			}
 			route.Retry = &p
 		}
-		route.Session = session(hcm, r)
+		if prof.A55 {
+			// grpc-go and grpc-java skip an optional session filter
+			// (a required one was NACKed): no cookie, no session.
+			route.Session = session(hcm, r)
+		}
 		c.Routes = append(c.Routes, route)
 	}
 	if len(c.Routes) == 0 {
@@ -368,9 +376,12 @@ func buildCluster(cr *ClusterResources, backend func(cluster, addr string) uint3
 		c.LB = LeastRequest
 	}
 	if st := cl.GetCommonLbConfig().GetOverrideHostStatus(); st != nil {
+		// Only UNKNOWN, HEALTHY and DRAINING mean anything to a client:
+		// gRFC A55 ("ignore all other values"); C-core's CDS parser keeps
+		// what XdsHealthStatus::FromUpb knows and drops the rest.
 		c.OverrideHostStatus = 0
 		for _, h := range st.GetStatuses() {
-			if h >= 0 && h < 16 {
+			if overridable.Has(h) {
 				c.OverrideHostStatus |= 1 << h
 			}
 		}

@@ -100,6 +100,23 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
 				return r.Session != nil && r.Session.Cookie == "r"
 			}},
+		{"grpc-java and grpc-go skip an optional session filter: no session", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s", Optional: true}}, dataplane.ProfileByName("grpc-java"),
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Session == nil
+			}},
+		{"C-core keeps an optional session filter", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s", Optional: true}}, dataplane.ProfileByName("grpc-core"),
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return r.Session != nil && r.Session.Cookie == "s"
+			}},
+		{"override_host_status beyond UNKNOWN, HEALTHY and DRAINING is ignored", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s"},
+			OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_UNHEALTHY, corepb.HealthStatus_HEALTHY,
+				corepb.HealthStatus_DEGRADED, corepb.HealthStatus_TIMEOUT, corepb.HealthStatus_DRAINING}}, dataplane.ProfileByName("grpc-core"),
+			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == 1<<corepb.HealthStatus_HEALTHY|1<<corepb.HealthStatus_DRAINING
+			}},
 		{"explicit override_host_status", controlplane.Service{Name: "a", EndpointCount: 1,
 			Session:            &controlplane.SessionAffinity{CookieName: "s"},
 			OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_HEALTHY}}, dataplane.ProfileByName("spec"),
@@ -116,7 +133,10 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 		})
 	}
 	// Reference: gRFC A44 (retry policy), A55 (session filter, per-route
-	// override, override_host_status), A62 (pick_first).
+	// override, override_host_status: "ignore all other values"; C-core
+	// XdsHealthStatus::FromUpb), A62 (pick_first); grpc-go
+	// processHTTPFilters and grpc-java parseHttpFilter skip an optional
+	// filter they lack.
 }
 
 func TestCookiePathMatchesAsRFC6265(t *testing.T) {

@@ -13,13 +13,20 @@ import (
 // Profile is how one gRPC implementation's data plane differs from
 // another's in what the simulator models.
 type Profile struct {
-	// OverrideHost is whether the implementation has gRFC A55's
-	// xds_override_host policy, which may send a session's RPC to a
-	// DRAINING endpoint when override_host_status allows it. grpc-go has
-	// none: its CDS config builder drops every endpoint that is not
-	// HEALTHY or UNKNOWN (internal/xds/balancer/cdsbalancer/configbuilder.go),
-	// so a session on a draining host is always re-picked.
-	OverrideHost bool
+	// A55 is whether the implementation has gRFC A55 stateful session
+	// affinity: the envoy.filters.http.stateful_session filter, whose
+	// cookie makes a session, and the xds_override_host policy, which
+	// sends a session's RPC to its cookie's host while that host's health
+	// is in override_host_status, DRAINING included if listed. Only C-core
+	// has it (XdsHttpStatefulSessionFilter, xds_override_host.cc), and
+	// the spec profile. grpc-go and grpc-java have neither: a Listener
+	// with a non-optional session filter is NACKed there (see
+	// xdsclient.FilterSet), an optional one is skipped, so their RPCs
+	// carry no session; and both drop DRAINING endpoints (grpc-go's CDS
+	// config builder keeps only HEALTHY and UNKNOWN,
+	// internal/xds/balancer/cdsbalancer/configbuilder.go; grpc-java's
+	// XdsEndpointResource marks DRAINING unhealthy).
+	A55 bool
 	// CapXDSAttempts applies gRFC A6's cap of 5 attempts to a retry
 	// policy from xDS. grpc-java (ManagedChannelServiceConfig) and C-core
 	// (retry_service_config.cc) do; grpc-go's xDS resolver sets
@@ -33,10 +40,13 @@ type Profile struct {
 // retry backoffs by U(0.8, 1.2) (gRFC A6 was changed to say so,
 // grpc/proposal#452, and grpc-java followed in 1.80).
 func ProfileByName(name string) Profile {
-	if name == "grpc-go" {
-		return Profile{OverrideHost: false, CapXDSAttempts: false}
+	switch name {
+	case "grpc-go":
+		return Profile{A55: false, CapXDSAttempts: false}
+	case "grpc-java":
+		return Profile{A55: false, CapXDSAttempts: true}
 	}
-	return Profile{OverrideHost: true, CapXDSAttempts: true}
+	return Profile{A55: true, CapXDSAttempts: true}
 }
 
 // SubchannelState is a subchannel's connectivity as a picker sees it.
@@ -341,8 +351,8 @@ func (ch *Channel) Pick(env *Env, ci, session int) Pick {
 func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, bool) {
 	c := &ch.cfg.Clusters[ci]
 	allowed := c.OverrideHostStatus
-	if !env.Profile.OverrideHost {
-		// grpc-go keeps only HEALTHY and UNKNOWN endpoints.
+	if !env.Profile.A55 {
+		// grpc-go and grpc-java keep only HEALTHY and UNKNOWN endpoints.
 		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
 	}
 	for _, be := range c.endpointsOf(backend) {

@@ -116,6 +116,8 @@ func TestSessionAffinityToADrainingHost(t *testing.T) {
 		{"sticks when DRAINING is in override_host_status", "spec", all, false},
 		{"re-picked when override_host_status lacks DRAINING", "spec", DefaultOverrideHostStatus, true},
 		{"grpc-go drops DRAINING endpoints whatever the status set", "grpc-go", all, true},
+		{"grpc-java marks DRAINING unhealthy whatever the status set", "grpc-java", all, true},
+		{"C-core sticks when DRAINING is in override_host_status", "grpc-core", all, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(3, ProfileByName(tc.profile))

@@ -105,7 +105,7 @@ func (ch *Channel) serves(ci, i int, env *Env, deadline time.Duration) int {
 // send a session's RPC to in cluster ci (see overridePick).
 func (ch *Channel) overrideAllowed(ci int, env *Env) HealthSet {
 	allowed := ch.cfg.Clusters[ci].OverrideHostStatus
-	if !env.Profile.OverrideHost {
+	if !env.Profile.A55 {
 		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
 	}
 	return allowed

@@ -360,10 +360,11 @@ func (w *world) traceReceive(ci uint32, r *xdsclient.DecodedResponse) {
 	t, _ := xdsclient.ParseResourceType(r.TypeURL)
 	ev := TraceEvent{Kind: TraceReceive, Type: t, Version: r.Version, Nonce: r.Nonce, Rule: ruleReceive}
 	var bad []string
+	fs := w.profile(w.conns[ci].inst).FilterSet()
 	for _, d := range r.Resources {
 		ev.Names = append(ev.Names, d.Name)
-		if d.Err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", d.Name, d.Err))
+		if err := d.ErrIn(fs); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", d.Name, err))
 		}
 	}
 	for _, re := range r.ResourceErrors {

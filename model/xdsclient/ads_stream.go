@@ -192,8 +192,9 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 	ts := &ch.types[t]
 	ts.nonce = resp.Nonce
 	nErr, anyValid := 0, false
+	fs := c.prof.FilterSet()
 	for _, d := range resp.Resources {
-		if d.Err != nil {
+		if d.ErrIn(fs) != nil {
 			nErr++
 		} else {
 			anyValid = true
@@ -215,7 +216,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 			ts.version = resp.Version
 			version = resp.Version
 		}
-		ch.send(c, t, version, &Status{Code: codes.InvalidArgument, Message: nackDetail(t, resp)})
+		ch.send(c, t, version, &Status{Code: codes.InvalidArgument, Message: nackDetail(t, resp, fs)})
 	} else {
 		ts.version = resp.Version
 		ch.send(c, t, ts.version, nil)
@@ -278,11 +279,12 @@ func (ch *channel) received(c *Client, t ResourceType, name string) {
 
 // nackDetail is the error_detail message of a NACK: every invalid resource
 // with the rule it broke.
-func nackDetail(t ResourceType, resp *DecodedResponse) string {
+func nackDetail(t ResourceType, resp *DecodedResponse, fs FilterSet) string {
 	var b strings.Builder
 	n := 0
 	for _, d := range resp.Resources {
-		if d.Err == nil {
+		err := d.ErrIn(fs)
+		if err == nil {
 			continue
 		}
 		if n > 0 {
@@ -293,7 +295,7 @@ func nackDetail(t ResourceType, resp *DecodedResponse) string {
 		if name == "" {
 			name = "<unnamed>"
 		}
-		fmt.Fprintf(&b, "%s: %v", name, d.Err)
+		fmt.Fprintf(&b, "%s: %v", name, err)
 	}
 	return fmt.Sprintf("xds: %d invalid %v resource(s) in version %q: %s", n, t, resp.Version, b.String())
 }

@@ -368,6 +368,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	}
 	feat := c.servers[a.servers[pos]].Features
 	a88 := c.prof.A88DataErrors
+	fs := c.prof.FilterSet()
 	for _, d := range resp.Resources {
 		if d.Name == "" {
 			continue // a top-level error: only the NACK carries it
@@ -377,11 +378,11 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 			continue
 		}
 		st.seen = c.gen
-		if d.Err != nil {
+		if err := d.ErrIn(fs); err != nil {
 			// grpc-go reports ResourceUpdateInvalid per resource it has
 			// state for (gRFC A78 resource_updates_invalid).
 			c.countUpdate(a.servers[pos], typ, false)
-			a.handleNACK(typ, d, st, resp.Version, feat)
+			a.handleNACK(typ, d.Name, err, st, resp.Version, feat)
 			continue
 		}
 		// gRFC A78 resource_updates_valid: "incremented even for resources
@@ -437,9 +438,9 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 }
 
 // handleNACK applies a resource that failed validation.
-func (a *authority) handleNACK(typ ResourceType, d *Decoded, st *resourceState, version string, feat ServerFeatures) {
+func (a *authority) handleNACK(typ ResourceType, name string, err *ValidationError, st *resourceState, version string, feat ServerFeatures) {
 	c := a.c
-	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", d.Name, typ, d.Err)}
+	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", name, typ, err)}
 	// grpc-go c841c90b (#9185): the same error text again is not re-sent.
 	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
 	c.setStatus(st, adminpb.ClientResourceStatus_NACKED)
@@ -452,7 +453,7 @@ func (a *authority) handleNACK(typ ResourceType, d *Decoded, st *resourceState, 
 	if dup {
 		return
 	}
-	a.notifyAllErr(typ, d.Name, st, s, CauseNACK)
+	a.notifyAllErr(typ, name, st, s, CauseNACK)
 }
 
 // handleServerError applies an xRFC TP3 resource error (gRFC A88 "Support

@@ -37,3 +37,11 @@ func TestFidelity_WatchTimeFallback(t *testing.T) {
 func TestFidelity_RevertReRequestsTheAuthority(t *testing.T) {
 	runTranscript(t, "fidelity/revert_rerequests_the_authority.txt")
 }
+
+// TestFidelity_StatefulSessionFilterOnlyInCore: grpc-go and grpc-java NACK
+// a Listener with a non-optional A55 filter and skip an optional one;
+// C-core accepts both. Reference: grpc-go processHTTPFilters; grpc-java
+// XdsListenerResource.parseHttpFilter; C-core XdsHttpFilterRegistry.
+func TestFidelity_StatefulSessionFilterOnlyInCore(t *testing.T) {
+	runTranscript(t, "fidelity/stateful_session_filter.txt")
+}

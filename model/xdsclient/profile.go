@@ -192,6 +192,16 @@ type Profile struct {
 	// !isInError(), C-core channel status OK: true from channel creation).
 	ConnectedMetricInitial string `toml:"connected_metric_initial"`
 
+	// HTTPFilters is the set of HTTP filters the client implements, which
+	// decides whether it accepts a Listener (gRFC A39): "grpc-go",
+	// "grpc-java", "grpc-core" or "spec" (see FilterSet). Only C-core and
+	// the gRFCs have gRFC A55's envoy.filters.http.stateful_session:
+	// grpc-go and grpc-java NACK a Listener whose filter is not optional
+	// (grpc-go processHTTPFilters "no filter implementation found",
+	// grpc-java parseHttpFilter "is required but unsupported for client")
+	// and skip an optional one.
+	HTTPFilters string `toml:"http_filters"`
+
 	// WatcherAPI is the watcher interface the client exposes: "a88"
 	// (ResourceChanged/AmbientError) or "legacy" (OnUpdate/OnError/
 	// OnResourceDoesNotExist). It changes only how notifications are named
@@ -246,6 +256,7 @@ func baseProfile() Profile {
 		ADSFlowControl:            true,
 		ServerFailureMetric:       FailureMetricEvery,
 		ConnectedMetricInitial:    ConnectedFirstStream,
+		HTTPFilters:               ProfileGRPCGo,
 	}
 }
 
@@ -263,6 +274,7 @@ func GRPCGo() Profile {
 func GRPCJava() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCJava
+	p.HTTPFilters = ProfileGRPCJava
 	p.RestartDelayAfterResponse = RestartJitteredInitial
 	p.BackoffSubtractStreamLifetime = true
 	p.NodeInEveryRequest = true
@@ -278,6 +290,7 @@ func GRPCJava() Profile {
 func GRPCCore() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCCore
+	p.HTTPFilters = ProfileGRPCCore
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
 	p.RestartDelayAfterResponse = RestartJitteredInitial
@@ -311,6 +324,7 @@ func GRPCCore() Profile {
 func Spec() Profile {
 	p := baseProfile()
 	p.Name = ProfileSpec
+	p.HTTPFilters = ProfileSpec
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
 	p.RestartDelayAfterResponse = RestartJitteredInitial
@@ -336,6 +350,12 @@ func ProfileByName(name string) (Profile, error) {
 		return Spec(), nil
 	}
 	return Profile{}, fmt.Errorf("xdsclient: unknown profile %q (want grpc-go, grpc-java, grpc-core or spec)", name)
+}
+
+// FilterSet is the FilterSet HTTPFilters names (grpc-go's if none).
+func (p *Profile) FilterSet() FilterSet {
+	s, _ := filterSetByName(p.HTTPFilters)
+	return s
 }
 
 // FieldNames lists every overridable field name, sorted.
@@ -383,6 +403,7 @@ var enumValues = map[string][]string{
 	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
 	"connected_metric_initial":     {ConnectedFirstStream, ConnectedChannel},
+	"http_filters":                 {ProfileGRPCGo, ProfileGRPCJava, ProfileGRPCCore, ProfileSpec},
 }
 
 // Set overrides the named field from its text form: "true"/"false",
@@ -438,6 +459,7 @@ func (p *Profile) Validate() error {
 		{"watcher_api", p.WatcherAPI},
 		{"server_failure_metric", p.ServerFailureMetric},
 		{"connected_metric_initial", p.ConnectedMetricInitial},
+		{"http_filters", p.HTTPFilters},
 	} {
 		name, v, allowed := f.name, f.v, enumValues[f.name]
 		ok := false

@@ -100,8 +100,13 @@ type Decoded struct {
 	// Message is the decoded proto (*listenerpb.Listener, ...); nil if it
 	// did not unmarshal.
 	Message proto.Message
-	// Err is set when the resource is invalid: the response is NACKed.
+	// Err is set when the resource is invalid in every implementation:
+	// the response is NACKed. ErrIn adds what depends on the client's
+	// filter set.
 	Err *ValidationError
+	// filterErrs are a client Listener's HTTP filter errors by FilterSet
+	// (gRFC A39): set only when Err is nil.
+	filterErrs [numFilterSets]*ValidationError
 
 	// References the data plane follows, filled for valid resources:
 	// RouteConfigName (LDS with RDS), Clusters (RDS, inline LDS routes,
@@ -109,6 +114,15 @@ type Decoded struct {
 	RouteConfigName string
 	Clusters        []string
 	EDSServiceName  string
+}
+
+// ErrIn is why the resource is invalid for a client whose implementation
+// registers the filter set s, or nil when it is valid there.
+func (d *Decoded) ErrIn(s FilterSet) *ValidationError {
+	if d.Err != nil || s >= numFilterSets {
+		return d.Err
+	}
+	return d.filterErrs[s]
 }
 
 // Equal reports whether d and o are the same resource bytes.
@@ -235,19 +249,6 @@ const (
 	rlsPluginURL  = "type.googleapis.com/grpc.lookup.v1.RouteLookupClusterSpecifier"
 )
 
-// clientFilters are the HTTP filters grpc-go registers for client use
-// (internal/xds/httpfilter: router, fault, rbac is server-only,
-// stateful_session, gcp_authn); true marks a terminal filter.
-var clientFilters = map[string]bool{
-	routerTypeURL: true,
-	"type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault":                          false,
-	"type.googleapis.com/envoy.extensions.filters.http.stateful_session.v3.StatefulSession":         false,
-	"type.googleapis.com/envoy.extensions.filters.http.gcp_authn.v3.GcpAuthnFilterConfig":           false,
-	"type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC":                                false,
-	"type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz":                       false,
-	"type.googleapis.com/envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute": false,
-}
-
 // validateListener mirrors grpc-go unmarshal_lds.go processListener.
 func validateListener(lis *listenerpb.Listener, d *Decoded) *ValidationError {
 	if lis.GetApiListener() == nil {
@@ -296,38 +297,10 @@ func validateListener(lis *listenerpb.Listener, d *Decoded) *ValidationError {
 	default:
 		return verr(RuleLDSNoRouteSpecifier, "listener %q: unsupported type %T for RouteSpecifier", lis.GetName(), rs)
 	}
-	// processHTTPFilters (A39).
-	seen := map[string]bool{}
-	var kept []bool // terminal flags of the filters kept
-	var keptNames []string
-	for _, f := range hcm.GetHttpFilters() {
-		if f.GetName() == "" {
-			return verr(RuleLDSFilterName, "listener %q: filter missing name field", lis.GetName())
-		}
-		if seen[f.GetName()] {
-			return verr(RuleLDSFilterName, "listener %q: duplicate filter name %q", lis.GetName(), f.GetName())
-		}
-		seen[f.GetName()] = true
-		terminal, ok := clientFilters[f.GetTypedConfig().GetTypeUrl()]
-		if !ok {
-			if f.GetIsOptional() {
-				continue
-			}
-			return verr(RuleLDSUnknownFilter, "listener %q: no filter implementation found for %q", lis.GetName(), f.GetTypedConfig().GetTypeUrl())
-		}
-		kept = append(kept, terminal)
-		keptNames = append(keptNames, f.GetName())
-	}
-	if len(kept) == 0 {
-		return verr(RuleLDSNoFilters, "listener %q: http filters list is empty", lis.GetName())
-	}
-	for i := 0; i < len(kept)-1; i++ {
-		if kept[i] {
-			return verr(RuleLDSTerminalFilter, "listener %q: http filter %q is a terminal filter but it is not last in the filter chain", lis.GetName(), keptNames[i])
-		}
-	}
-	if !kept[len(kept)-1] {
-		return verr(RuleLDSTerminalFilter, "listener %q: http filter %q is not a terminal filter", lis.GetName(), keptNames[len(kept)-1])
+	// processHTTPFilters (A39): which filters a client accepts depends on
+	// its implementation, so the result is kept for each filter set.
+	for fs := range d.filterErrs {
+		d.filterErrs[fs] = validateHTTPFilters(lis.GetName(), hcm.GetHttpFilters(), FilterSet(fs))
 	}
 	return nil
 }

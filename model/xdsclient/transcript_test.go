@@ -41,7 +41,11 @@ import (
 	endpointpb "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerpb "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	faultpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	gcpauthnpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/gcp_authn/v3"
+	rbacpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	routerpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	sessionpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/stateful_session/v3"
 	hcmpb "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -738,7 +742,12 @@ func (h *harness) response(b block, pos []string, kv map[string]string) *Decoded
 
 // resourceFromLine builds a real envoy resource:
 //
-//	listener NAME rds=ROUTE | inline=CLUSTER [no-router] [no-api-listener]
+//	listener NAME rds=ROUTE | inline=CLUSTER [no-router] [no-api-listener] [filter=KIND[?],...]
+//
+// A listener's filter= list puts HTTP filters before the router: KIND is
+// session (A55 stateful_session), rbac, fault or gcp_authn, and a
+// trailing "?" marks the filter optional.
+//
 //	route NAME cluster=C [weighted-zero] [no-vhosts]
 //	cluster NAME [eds=SERVICE] [type=STATIC] [lb=MAGLEV]
 //	endpoints NAME [addr=IP:PORT,...] [zero-weight]
@@ -754,7 +763,16 @@ func resourceFromLine(b block, h *harness, p []string, kv map[string]string) (pr
 	name := p[1]
 	switch p[0] {
 	case "listener":
-		return testListener(name, kv["rds"], kv["inline"], has("no-router"), has("no-api-listener")), LDS
+		lis := testListener(name, kv["rds"], kv["inline"], has("no-router"), has("no-api-listener"))
+		if v, ok := kv["filter"]; ok {
+			for _, f := range strings.Split(v, ",") {
+				kind, optional := strings.CutSuffix(f, "?")
+				if err := addTestFilter(lis, kind, optional); err != nil {
+					h.fatalf(b, "%v", err)
+				}
+			}
+		}
+		return lis, LDS
 	case "route":
 		return testRoute(name, kv["cluster"], has("weighted-zero"), has("no-vhosts")), RDS
 	case "cluster":
@@ -790,6 +808,41 @@ func testListener(name, rds, inline string, noRouter, noAPI bool) *listenerpb.Li
 	}
 	a, _ := anypb.New(hcm)
 	return &listenerpb.Listener{Name: name, ApiListener: &listenerpb.ApiListener{ApiListener: a}}
+}
+
+// testFilterConfigs are the filter configs the transcripts' filter= key
+// names.
+var testFilterConfigs = map[string]func() proto.Message{
+	"session":   func() proto.Message { return &sessionpb.StatefulSession{} },
+	"rbac":      func() proto.Message { return &rbacpb.RBAC{} },
+	"fault":     func() proto.Message { return &faultpb.HTTPFault{} },
+	"gcp_authn": func() proto.Message { return &gcpauthnpb.GcpAuthnFilterConfig{} },
+}
+
+// addTestFilter inserts a filter of the named kind before lis's last
+// filter (the router).
+func addTestFilter(lis *listenerpb.Listener, kind string, optional bool) error {
+	mk, ok := testFilterConfigs[kind]
+	if !ok {
+		return fmt.Errorf("unknown filter kind %q", kind)
+	}
+	hcm := &hcmpb.HttpConnectionManager{}
+	if err := lis.GetApiListener().GetApiListener().UnmarshalTo(hcm); err != nil {
+		return err
+	}
+	cfg, err := anypb.New(mk())
+	if err != nil {
+		return err
+	}
+	f := &hcmpb.HttpFilter{Name: kind, IsOptional: optional, ConfigType: &hcmpb.HttpFilter_TypedConfig{TypedConfig: cfg}}
+	n := len(hcm.HttpFilters)
+	hcm.HttpFilters = append(hcm.HttpFilters[:max(n-1, 0):max(n-1, 0)], append([]*hcmpb.HttpFilter{f}, hcm.HttpFilters[max(n-1, 0):]...)...)
+	a, err := anypb.New(hcm)
+	if err != nil {
+		return err
+	}
+	lis.ApiListener.ApiListener = a
+	return nil
 }
 
 func testRoute(name, cluster string, weightedZero, noVHosts bool) *routepb.RouteConfiguration {

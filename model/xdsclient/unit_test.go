@@ -180,8 +180,8 @@ func TestValidationRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		d := Decode(tc.typ, anyOf(t, tc.m))
-		if d.Err == nil || d.Err.Rule != tc.rule {
-			t.Errorf("%v %s: got %v, want rule %s", tc.typ, d.Name, d.Err, tc.rule)
+		if err := d.ErrIn(FiltersGRPCGo); err == nil || err.Rule != tc.rule {
+			t.Errorf("%v %s: got %v, want rule %s", tc.typ, d.Name, err, tc.rule)
 		}
 	}
 	if d := Decode(LDS, anyOf(t, lisServer)); d.Err != nil {
@@ -403,6 +403,56 @@ func TestValidateChecksEveryEnumField(t *testing.T) {
 		f.SetString("bogus")
 		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("Validate with %s = bogus: %v", name, err)
+		}
+	}
+}
+
+// TestHTTPFiltersByImplementation: which client Listeners each
+// implementation accepts depends on the HTTP filters it registers (gRFC
+// A39). Only C-core (and the gRFCs) have A55's stateful_session; nobody
+// runs rbac on a client; an optional filter a client lacks is skipped.
+// References: grpc-go unmarshal_lds.go processHTTPFilters; grpc-java
+// XdsListenerResource.parseHttpFilter and FilterRegistry.getDefaultRegistry;
+// C-core xds_listener_parser.cc HttpConnectionManagerParse and
+// XdsHttpFilterRegistry.
+func TestHTTPFiltersByImplementation(t *testing.T) {
+	sets := []FilterSet{FiltersGRPCGo, FiltersGRPCJava, FiltersGRPCCore, FiltersSpec}
+	const ok, nack = "", RuleLDSUnknownFilter
+	cases := []struct {
+		filters string
+		want    [4]Rule // by set, in the order of sets
+	}{
+		{"", [4]Rule{ok, ok, ok, ok}},
+		{"session", [4]Rule{nack, nack, ok, ok}},
+		{"session?", [4]Rule{ok, ok, ok, ok}},
+		{"rbac", [4]Rule{nack, nack, nack, nack}},
+		{"rbac?", [4]Rule{ok, ok, ok, ok}},
+		{"fault", [4]Rule{ok, ok, ok, ok}},
+		{"gcp_authn", [4]Rule{ok, nack, ok, ok}},
+		{"gcp_authn?,session?", [4]Rule{ok, ok, ok, ok}},
+	}
+	for _, tc := range cases {
+		lis := testListener("L", "R", "", false, false)
+		if tc.filters != "" {
+			for _, f := range strings.Split(tc.filters, ",") {
+				kind, optional := strings.CutSuffix(f, "?")
+				if err := addTestFilter(lis, kind, optional); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		d := Decode(LDS, anyOf(t, lis))
+		if d.Err != nil {
+			t.Fatalf("%q: %v in every implementation", tc.filters, d.Err)
+		}
+		for i, fs := range sets {
+			var got Rule
+			if err := d.ErrIn(fs); err != nil {
+				got = err.Rule
+			}
+			if got != tc.want[i] {
+				t.Errorf("filters %q in %v: got rule %q (%v), want %q", tc.filters, fs, got, d.ErrIn(fs), tc.want[i])
+			}
 		}
 	}
 }
