@@ -203,7 +203,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 			ch.received(c, t, d.Name)
 		}
 	}
-	if c.prof.A88DataErrors {
+	if c.prof.A88DataErrors && c.prof.TP3ResourceErrors {
 		// gRFC A88: a TP3 error cancels the resource timer.
 		for i := range resp.ResourceErrors {
 			ch.received(c, t, resp.ResourceErrors[i].Name)

@@ -410,7 +410,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 			}
 		}
 	}
-	if a88 {
+	if a88 && c.prof.TP3ResourceErrors {
 		for _, re := range resp.ResourceErrors {
 			if st := a.state(typ, re.Name); st != nil {
 				st.seen = c.gen
@@ -425,12 +425,17 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		return
 	}
 	// SotW deletion of LDS/CDS: a cached name missing from the response
-	// (grpc-go handleADSResourceUpdate, second loop).
+	// (grpc-go handleADSResourceUpdate, second loop). A resource kept
+	// after a deletion is deleted again by every response without it in
+	// C-core (the AdsCall loop checks only HasResource) and grpc-java
+	// (onAbsent checks only data != null), and its watchers are told
+	// each time.
+	repeat := c.prof.IgnoredDeletion != DeletionSilent
 	for i, name := range a.sorted[typ] {
 		st := a.res[typ][i]
-		if st.cache == nil || st.seen == c.gen || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST {
-			// Uncached: the timer decides (grpc-go PR #5912). Already
-			// deleted: no repeated notification.
+		if st.cache == nil || st.seen == c.gen || (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
+			// Uncached: the timer decides (grpc-go PR #5912). Kept
+			// after a deletion: told again only where the client does.
 			continue
 		}
 		a.handleDeletion(typ, name, st, feat)
@@ -479,20 +484,35 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// without fail_on_data_errors, OnAmbientError(NOT_FOUND) and keep
 		// the resource (C-core keeps it cached with DOES_NOT_EXIST status);
 		// with it, drop the resource and OnResourceChanged(NOT_FOUND).
-		c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-		st.updated = c.now
 		if feat.FailOnDataErrors {
+			c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 			c.setCache(st, nil)
 			st.version = ""
 		} else {
 			st.deletionIgnored = true
+			if c.prof.IgnoredDeletion != DeletionAmbient {
+				// grpc-java's onAbsent leaves the metadata ACKED.
+				c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
+			}
 		}
+		st.updated = c.now
 		a.notifyAllErr(typ, name, st, s, CauseDeleted)
 		return
 	}
 	if feat.IgnoreResourceDeletion {
-		// gRFC A53: keep the resource, tell nobody (grpc-go logs only).
+		// gRFC A53: keep the resource. grpc-go only logs; grpc-java
+		// (onAbsent) tells the watchers with AmbientError(NOT_FOUND) and
+		// keeps ACKED; C-core also marks it DOES_NOT_EXIST. Both tell
+		// them again on every response that leaves it out.
 		st.deletionIgnored = true
+		switch c.prof.IgnoredDeletion {
+		case DeletionAmbient:
+			a.notifyAllErr(typ, name, st, Status{Code: codes.NotFound, Message: fmt.Sprintf("Resource %s deleted from server", name)}, CauseDeleted)
+		case DeletionAmbientDNE:
+			c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
+			st.updated = c.now
+			a.notifyAllErr(typ, name, st, s, CauseDeleted)
+		}
 		return
 	}
 	c.setCache(st, nil)

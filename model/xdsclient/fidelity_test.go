@@ -45,3 +45,18 @@ func TestFidelity_RevertReRequestsTheAuthority(t *testing.T) {
 func TestFidelity_StatefulSessionFilterOnlyInCore(t *testing.T) {
 	runTranscript(t, "fidelity/stateful_session_filter.txt")
 }
+
+// TestFidelity_LegacyIgnoredDeletion: without A88, grpc-java and C-core
+// tell watchers of a deletion that ignore_resource_deletion keeps; grpc-go
+// only logs. Reference: grpc-java ResourceSubscriber.onAbsent; C-core
+// AdsCall::OnRecvMessage.
+func TestFidelity_LegacyIgnoredDeletion(t *testing.T) {
+	runTranscript(t, "fidelity/legacy_ignore_deletion.txt")
+}
+
+// TestFidelity_JavaHasNoTP3: grpc-java ignores resource_errors even with
+// A88 on. Reference: grpc-java XdsClientImpl.handleResourceUpdate; C-core
+// HandleServerReportedResourceError.
+func TestFidelity_JavaHasNoTP3(t *testing.T) {
+	runTranscript(t, "fidelity/java_no_tp3.txt")
+}

@@ -138,6 +138,23 @@ type Profile struct {
 	// GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING, off by default.
 	A88DataErrors bool `toml:"a88_data_errors"`
 
+	// IgnoredDeletion is what a client without A88 does when a server with
+	// ignore_resource_deletion (gRFC A53) leaves a cached LDS or CDS
+	// resource out of a response: "silent" (grpc-go authority.go
+	// handleDeletion: it keeps the resource and only logs), "ambient_error"
+	// (grpc-java XdsClientImpl onAbsent: AmbientError(NOT_FOUND) on every
+	// such response, CSDS stays ACKED) or "ambient_error_does_not_exist"
+	// (C-core AdsCall: SetDoesNotExistOnLdsOrCdsDeletion keeps the
+	// resource with CSDS DOES_NOT_EXIST, and NotifyWatchersOnError).
+	IgnoredDeletion string `toml:"ignored_deletion"`
+
+	// TP3ResourceErrors reads xRFC TP3's DiscoveryResponse.resource_errors
+	// when A88DataErrors is on (gRFC A88 "Support for Errors Provided by
+	// the xDS server"; C-core HandleServerReportedResourceError).
+	// grpc-java has A88's other parts behind its flag but never reads
+	// resource_errors; grpc-go has no A88.
+	TP3ResourceErrors bool `toml:"tp3_resource_errors"`
+
 	// SuppressDuplicateNACKError drops a NACK notification whose error text
 	// equals the resource's current error (grpc-go c841c90b, #9185).
 	SuppressDuplicateNACKError bool `toml:"suppress_duplicate_nack_error"`
@@ -233,6 +250,9 @@ const (
 	TimerScopeCall         = "call"
 	WatcherAPIA88          = "a88"
 	WatcherAPILegacy       = "legacy"
+	DeletionSilent         = "silent"
+	DeletionAmbient        = "ambient_error"
+	DeletionAmbientDNE     = "ambient_error_does_not_exist"
 	FailureMetricEvery     = "every_failure"
 	FailureMetricHealthy   = "healthy_to_unhealthy"
 	ConnectedFirstStream   = "first_stream"
@@ -257,6 +277,7 @@ func baseProfile() Profile {
 		ServerFailureMetric:       FailureMetricEvery,
 		ConnectedMetricInitial:    ConnectedFirstStream,
 		HTTPFilters:               ProfileGRPCGo,
+		IgnoredDeletion:           DeletionSilent,
 	}
 }
 
@@ -275,6 +296,7 @@ func GRPCJava() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCJava
 	p.HTTPFilters = ProfileGRPCJava
+	p.IgnoredDeletion = DeletionAmbient
 	p.RestartDelayAfterResponse = RestartJitteredInitial
 	p.BackoffSubtractStreamLifetime = true
 	p.NodeInEveryRequest = true
@@ -291,6 +313,8 @@ func GRPCCore() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCCore
 	p.HTTPFilters = ProfileGRPCCore
+	p.IgnoredDeletion = DeletionAmbientDNE
+	p.TP3ResourceErrors = true
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
 	p.RestartDelayAfterResponse = RestartJitteredInitial
@@ -325,6 +349,8 @@ func Spec() Profile {
 	p := baseProfile()
 	p.Name = ProfileSpec
 	p.HTTPFilters = ProfileSpec
+	p.IgnoredDeletion = DeletionAmbientDNE
+	p.TP3ResourceErrors = true
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
 	p.RestartDelayAfterResponse = RestartJitteredInitial
@@ -404,6 +430,7 @@ var enumValues = map[string][]string{
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
 	"connected_metric_initial":     {ConnectedFirstStream, ConnectedChannel},
 	"http_filters":                 {ProfileGRPCGo, ProfileGRPCJava, ProfileGRPCCore, ProfileSpec},
+	"ignored_deletion":             {DeletionSilent, DeletionAmbient, DeletionAmbientDNE},
 }
 
 // Set overrides the named field from its text form: "true"/"false",
@@ -460,6 +487,7 @@ func (p *Profile) Validate() error {
 		{"server_failure_metric", p.ServerFailureMetric},
 		{"connected_metric_initial", p.ConnectedMetricInitial},
 		{"http_filters", p.HTTPFilters},
+		{"ignored_deletion", p.IgnoredDeletion},
 	} {
 		name, v, allowed := f.name, f.v, enumValues[f.name]
 		ok := false
