@@ -60,3 +60,9 @@ func TestFidelity_LegacyIgnoredDeletion(t *testing.T) {
 func TestFidelity_JavaHasNoTP3(t *testing.T) {
 	runTranscript(t, "fidelity/java_no_tp3.txt")
 }
+
+// TestFidelity_RBACIsNotAClientFilter. Reference: grpc-go
+// processHTTPFilters; gRFC A41.
+func TestFidelity_RBACIsNotAClientFilter(t *testing.T) {
+	runTranscript(t, "fidelity/client_rbac_filter.txt")
+}
