@@ -5,12 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -48,21 +49,43 @@ func (e breachedError) Error() string {
 
 // Main runs the command line args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	return exitCode(stderr, func() error { return dispatch(args, stdout, stderr) })
+}
+
+// dispatch runs the subcommand args name.
+func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage())
-		return exitInput
+		return inputError{errNoCommand}
 	}
-	var err error
 	switch cmd, rest := args[0], args[1:]; {
 	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
-		err = helpCommand(rest, stdout)
+		return helpCommand(rest, stdout)
 	case findCommand(cmd) == nil:
-		err = badInput("unknown command %q (commands: %s)", cmd, strings.Join(commandNames(), ", "))
+		return badInput("unknown command %q (commands: %s)", cmd, strings.Join(commandNames(), ", "))
 	case wantsHelp(rest):
-		_, err = io.WriteString(stdout, findCommand(cmd).usage())
+		_, err := io.WriteString(stdout, findCommand(cmd).usage())
+		return err
 	default:
-		err = findCommand(cmd).invoke(rest, stdout, stderr)
+		return findCommand(cmd).invoke(rest, stdout, stderr)
 	}
+}
+
+// errNoCommand is xdssim run without a subcommand: the usage is printed,
+// and the exit code is 2.
+var errNoCommand = errors.New("")
+
+// exitCode runs cmd, prints its error and returns its exit code. A panic
+// is our bug, never the user's: it is recovered here, printed with its
+// stack and a request to report it, and exits 1.
+func exitCode(stderr io.Writer, cmd func() error) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "xdssim: internal error: panic: %v\n\n%s\n%s\n", r, debug.Stack(), reportRequest)
+			code = exitInternal
+		}
+	}()
+	err := cmd()
 	if err == nil {
 		return exitOK
 	}
@@ -70,6 +93,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var list scenarios.ErrorList
 	var breached breachedError
 	switch {
+	case errors.Is(err, errNoCommand):
+		return exitInput
 	case errors.As(err, &breached):
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitBreached
@@ -82,10 +107,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitInput
 	default:
-		fmt.Fprintf(stderr, "xdssim: internal error: %v\n", err)
+		fmt.Fprintf(stderr, "xdssim: internal error: %v\n%s\n", err, reportRequest)
 		return exitInternal
 	}
 }
+
+// reportRequest follows every internal error: it is a bug of xdssim.
+const reportRequest = "xdssim: this is a bug in xdssim, not a problem with your input: please report it with the command line, the scenario and the output above"
 
 var runCommand = command{
 	name: "run", args: "[FILE|NAME]", scenario: true,
@@ -136,6 +164,9 @@ type runFlags struct {
 	// metrics and metricsStart are run's --metrics and --metrics-start.
 	metrics, metricsStart string
 	args                  []string // positional arguments
+	// given holds the flags given on the command line, even with an
+	// empty value.
+	given map[string]bool
 }
 
 type setFlag struct{ sets *[]string }
@@ -170,14 +201,53 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 		f.args = append(f.args, args[0])
 		args = args[1:]
 	}
-	if f.seed != "" {
-		n, err := strconv.ParseUint(f.seed, 10, 64)
-		if err != nil {
-			return nil, badInput("--seed %s: expected a non-negative integer", f.seed)
+	f.given = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	for _, name := range []string{"out", "cpuprofile", "memprofile", "metrics"} {
+		if f.given[name] && f.pathFlag(name) == "" {
+			return nil, badInput("--%s: expected a path, found an empty value", name)
 		}
-		f.sets = append(f.sets, "seed="+strconv.FormatUint(n, 10))
 	}
+	sets, err := seedOverride(f.given["seed"], f.seed, f.sets)
+	if err != nil {
+		return nil, err
+	}
+	f.sets = sets
 	return f, nil
+}
+
+// pathFlag returns the value of a flag that names a path.
+func (f *runFlags) pathFlag(name string) string {
+	switch name {
+	case "out":
+		return f.out
+	case "cpuprofile":
+		return f.cpuprofile
+	case "memprofile":
+		return f.memprofile
+	case "metrics":
+		return f.metrics
+	}
+	return ""
+}
+
+// seedOverride turns --seed N into the override seed=N after the --set
+// overrides. --seed and --set seed=M together are refused: which one wins
+// would be a guess. A seed is a TOML integer: from 0 to 2^63-1.
+func seedOverride(given bool, seed string, sets []string) ([]string, error) {
+	if !given {
+		return sets, nil
+	}
+	n, err := strconv.ParseUint(seed, 10, 64)
+	if err != nil || n > math.MaxInt64 {
+		return nil, badInput("--seed %q: expected an integer from 0 to %d", seed, int64(math.MaxInt64))
+	}
+	for _, o := range sets {
+		if key, _, _ := strings.Cut(o, "="); strings.TrimSpace(key) == "seed" {
+			return nil, badInput("--seed %s and --set %s both set the seed: give one", seed, o)
+		}
+	}
+	return append(slices.Clone(sets), "seed="+strconv.FormatUint(n, 10)), nil
 }
 
 // load finds and parses the scenario named by the positional arguments.
@@ -280,8 +350,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	out := f.out
-	if out == "" {
+	if !f.given["out"] {
 		out = filepath.Join("xdssim-out", s.Name)
+	}
+	// Every output path is checked before the run, not after it.
+	if err := checkWritable("out", out, true); err != nil {
+		return err
+	}
+	for _, o := range []struct{ flag, name string }{{"metrics", f.metrics}, {"memprofile", f.memprofile}, {"cpuprofile", f.cpuprofile}} {
+		if f.given[o.flag] {
+			if err := checkWritable(o.flag, o.name, false); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
 	cfg := s.FleetConfig()
@@ -289,16 +370,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "xdssim: a hypothetical run (what_if = true): %d setting(s) no shipping gRPC client has; summary.json and the report list them\n", n)
 	}
 
-	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
-		if err != nil {
-			return badInput("--cpuprofile: %v", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
+	var cpu *cpuProfile
+	if f.given["cpuprofile"] {
+		if cpu, err = startCPUProfile(f.cpuprofile); err != nil {
 			return err
 		}
-		defer pprof.StopCPUProfile()
+		defer cpu.abandon()
 	}
 
 	mem := newHeapWatch()
@@ -315,28 +392,31 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	mem.sample()
 	bar.done()
 
-	if f.memprofile != "" {
-		if err := writeHeapProfile(f.memprofile); err != nil {
-			return badInput("--memprofile: %v", err)
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, err)
-	}
-	expectations := viz.Evaluate(res, s.Expect)
-	if err := writeFile(filepath.Join(out, "summary.json"), func(w io.Writer) error {
-		return viz.WriteSummary(w, res, expectations...)
-	}); err != nil {
-		return err
-	}
-	report := filepath.Join(out, "report.html")
-	if err := writeFile(report, func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }); err != nil {
-		return err
-	}
-	if f.metrics != "" {
-		if err := writeMetrics(f.metrics, metricsStart, res); err != nil {
+	if cpu != nil {
+		if err := cpu.finish(); err != nil {
 			return err
 		}
+	}
+	if f.given["memprofile"] {
+		if err := writeHeapProfile(f.memprofile); err != nil {
+			return err
+		}
+	}
+	expectations := viz.Evaluate(res, s.Expect)
+	report := filepath.Join(out, "report.html")
+	files := []string{report, filepath.Join(out, "summary.json")}
+	writes := []func(io.Writer) error{
+		func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) },
+		func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) },
+	}
+	if f.given["metrics"] {
+		// Written with the set, before summary.json: a directory with
+		// summary.json holds the metrics of the same run.
+		files = append([]string{f.metrics}, files...)
+		writes = append([]func(io.Writer) error{metricsWriter(metricsStart, res)}, writes...)
+	}
+	if err := writeSet(files, writes); err != nil {
+		return err
 	}
 	if !f.quiet {
 		rate := float64(res.Events) / max(wall.Seconds(), 1e-9)
@@ -357,29 +437,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func writeFile(name string, write func(io.Writer) error) error {
-	fh, err := os.Create(name)
-	if err != nil {
-		return badInput("%v", err)
-	}
-	if err := write(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return fh.Close()
-}
-
+// writeHeapProfile writes a heap profile of the live heap to name,
+// atomically.
 func writeHeapProfile(name string) error {
-	fh, err := os.Create(name)
-	if err != nil {
-		return err
-	}
 	runtime.GC()
-	if err := pprof.WriteHeapProfile(fh); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return writeFile(name, pprof.WriteHeapProfile)
 }
 
 // versionString is what `xdssim version` prints after "xdssim ".

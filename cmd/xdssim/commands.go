@@ -283,14 +283,11 @@ func (b boolValue) Set(v string) error {
 // vals. With no positional argument it loads the library's default unless
 // the command requires one.
 func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*scenarios.Scenario, error) {
-	f := &runFlags{seed: vals.last("seed"), sets: vals["set"], args: pos}
-	if f.seed != "" {
-		n, err := strconv.ParseUint(f.seed, 10, 64)
-		if err != nil {
-			return nil, badInput("--seed %s: expected a non-negative integer", f.seed)
-		}
-		f.sets = append(slices.Clone(f.sets), "seed="+strconv.FormatUint(n, 10))
+	sets, err := seedOverride(vals.given("seed"), vals.last("seed"), vals["set"])
+	if err != nil {
+		return nil, err
 	}
+	f := &runFlags{sets: sets, args: pos}
 	return f.load(cmd, required)
 }
 

@@ -22,8 +22,8 @@ func parseMetricsStart(s string) (time.Time, error) {
 	return t, nil
 }
 
-// writeMetrics writes the run's gRFC A78 metrics to file as OpenMetrics
-// text, virtual time 0 at start.
-func writeMetrics(file string, start time.Time, res *fleet.Results) error {
-	return writeFile(file, func(w io.Writer) error { return viz.WriteOpenMetrics(w, res, start) })
+// metricsWriter writes the run's gRFC A78 metrics as OpenMetrics text,
+// virtual time 0 at start.
+func metricsWriter(start time.Time, res *fleet.Results) func(io.Writer) error {
+	return func(w io.Writer) error { return viz.WriteOpenMetrics(w, res, start) }
 }

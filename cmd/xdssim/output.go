@@ -1,0 +1,229 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+)
+
+// Outputs are written atomically: each file goes to a temporary file in
+// its own directory, is synced, and is renamed over the final name. A
+// rename replaces a symlink standing at the final name; it never writes
+// through it to the symlink's target. A reader, or a run killed halfway,
+// sees a file's previous content or its new one, never a mix.
+
+// stagedFile is an output written to a temporary file, not yet renamed to
+// its final name.
+type stagedFile struct {
+	name, tmp string
+}
+
+// stage writes an output to a temporary file beside name and syncs it.
+// Nothing is visible under name until commit. A path that cannot be
+// created is bad input (exit 2); a failure while writing is internal.
+func stage(name string, write func(io.Writer) error) (*stagedFile, error) {
+	if name == "" {
+		return nil, badInput("expected a file name, found an empty one")
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return nil, badInput("%s: is a directory, expected a file", name)
+	}
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	fh, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, badInput("%s: %v", name, unwrapPath(err))
+	}
+	tmp := fh.Name()
+	fail := func(err error) (*stagedFile, error) {
+		fh.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := write(fh); err != nil {
+		return fail(err)
+	}
+	if err := fh.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := fh.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := fh.Close(); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	return &stagedFile{name: name, tmp: tmp}, nil
+}
+
+// commit renames the staged file to its final name and syncs the
+// directory, so that the rename survives a crash of the machine.
+func (s *stagedFile) commit() error {
+	if err := os.Rename(s.tmp, s.name); err != nil {
+		os.Remove(s.tmp)
+		return badInput("%s: %v", s.name, unwrapPath(err))
+	}
+	syncDir(filepath.Dir(s.name))
+	return nil
+}
+
+// discard removes the temporary file of an output that will not be
+// committed.
+func (s *stagedFile) discard() { os.Remove(s.tmp) }
+
+// syncDir syncs a directory's entries; file systems that cannot sync a
+// directory are not an error.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// writeFile writes one output atomically (see stage).
+func writeFile(name string, write func(io.Writer) error) error {
+	s, err := stage(name, write)
+	if err != nil {
+		return err
+	}
+	return s.commit()
+}
+
+// writeSet writes several outputs that belong together, such as a run's
+// report.html and summary.json. Every file is staged before any is
+// renamed; the marker (the last file) is removed first and renamed last,
+// so a directory that holds the marker holds a complete set, from one
+// run. A failure leaves the previous outputs, or the previous outputs
+// without their marker.
+func writeSet(files []string, writes []func(io.Writer) error) error {
+	var staged []*stagedFile
+	discard := func() {
+		for _, s := range staged {
+			s.discard()
+		}
+	}
+	for i, name := range files {
+		s, err := stage(name, writes[i])
+		if err != nil {
+			discard()
+			return err
+		}
+		staged = append(staged, s)
+	}
+	marker := staged[len(staged)-1]
+	if err := os.Remove(marker.name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		discard()
+		return badInput("%s: %v", marker.name, unwrapPath(err))
+	}
+	for i, s := range staged {
+		if err := s.commit(); err != nil {
+			for _, rest := range staged[i+1:] {
+				rest.discard()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWritable reports, before a run, whether an output file could be
+// created at name: its directory exists (or can be made, with mkdir) and
+// takes new files, and name is not a directory.
+func checkWritable(flag, name string, mkdir bool) error {
+	if name == "" {
+		return badInput("--%s: expected a path, found an empty value", flag)
+	}
+	dir := filepath.Dir(name)
+	if mkdir {
+		dir = name
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return badInput("--%s %s: %v", flag, name, unwrapPath(err))
+		}
+	} else if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return badInput("--%s %s: is a directory, expected a file", flag, name)
+	}
+	fh, err := os.CreateTemp(dir, ".xdssim-check-*")
+	if err != nil {
+		return badInput("--%s %s: cannot write there: %v", flag, name, unwrapPath(err))
+	}
+	fh.Close()
+	os.Remove(fh.Name())
+	return nil
+}
+
+// unwrapPath drops the operation and path an *os.PathError repeats, when
+// the message names the path already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// cpuProfile is a CPU profile being written to a temporary file; finish
+// renames it to its name.
+type cpuProfile struct {
+	fh   *os.File
+	name string
+	done bool
+}
+
+// startCPUProfile starts profiling the CPU into a temporary file beside
+// name.
+func startCPUProfile(name string) (*cpuProfile, error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	fh, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, badInput("--cpuprofile %s: %v", name, unwrapPath(err))
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		os.Remove(fh.Name())
+		return nil, err
+	}
+	return &cpuProfile{fh: fh, name: name}, nil
+}
+
+// finish stops the profile and renames it to its name.
+func (p *cpuProfile) finish() error {
+	pprof.StopCPUProfile()
+	p.done = true
+	s := &stagedFile{name: p.name, tmp: p.fh.Name()}
+	if err := p.fh.Chmod(0o644); err != nil {
+		p.fh.Close()
+		s.discard()
+		return fmt.Errorf("writing %s: %w", p.name, err)
+	}
+	if err := p.fh.Sync(); err != nil {
+		p.fh.Close()
+		s.discard()
+		return fmt.Errorf("writing %s: %w", p.name, err)
+	}
+	if err := p.fh.Close(); err != nil {
+		s.discard()
+		return fmt.Errorf("writing %s: %w", p.name, err)
+	}
+	return s.commit()
+}
+
+// abandon stops a profile that finish did not, and removes its file.
+func (p *cpuProfile) abandon() {
+	if !p.done {
+		pprof.StopCPUProfile()
+		p.fh.Close()
+		os.Remove(p.fh.Name())
+	}
+}
