@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -161,7 +162,7 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		c.check(r.Deadline >= 0, p+".deadline", "expected a duration >= 0 (0s: no deadline), found %s", r.Deadline)
 		c.check(strings.HasPrefix(r.Method, "/"), p+".method", "expected a method path like \"/pkg.Service/Method\", found %q", r.Method)
 		c.check(r.Sessions >= 0 && r.Sessions <= 1000, p+".sessions", "expected a number from 0 to 1000, found %d", r.Sessions)
-		c.check(r.SessionRPCs >= 0, p+".session_rpcs", "expected a number >= 0 (0: no limit), found %d", r.SessionRPCs)
+		c.check(r.SessionRPCs >= 0 && r.SessionRPCs <= math.MaxUint32, p+".session_rpcs", "expected a number from 0 (no limit) to %d, found %d", uint32(math.MaxUint32), r.SessionRPCs)
 		c.check(r.SessionLifetime >= 0, p+".session_lifetime", "expected a duration >= 0 (0s: no limit), found %s", r.SessionLifetime)
 		// gRFC A6: maxTokens in (0, 1000], tokenRatio > 0.
 		c.check(r.ThrottleMaxTokens >= 0 && r.ThrottleMaxTokens <= 1000, p+".throttle_max_tokens",
@@ -177,7 +178,7 @@ func (s *Scenario) validateDataPlane(c *checker) {
 					_, ok := retryCodes[code]
 					c.check(ok, fmt.Sprintf("%s.retry.on[%d]", q, k), "%s, found %q", oneOf(retryCodes), code)
 				}
-				c.check(r.NumRetries >= 0, q+".retry.num_retries", "expected a number >= 0, found %d", r.NumRetries)
+				c.check(r.NumRetries >= 0 && r.NumRetries <= math.MaxUint32, q+".retry.num_retries", "expected a number from 0 to %d (a uint32 in the RetryPolicy), found %d", uint32(math.MaxUint32), r.NumRetries)
 				c.check(r.Base > 0, q+".retry.base_interval", "expected a duration > 0, found %s", r.Base)
 				c.check(r.Max >= r.Base, q+".retry.max_interval", "expected at least base_interval (%s), found %s", r.Base, r.Max)
 			}

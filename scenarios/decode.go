@@ -147,6 +147,10 @@ func (d *decoder) duration(path string, x any, v reflect.Value) bool {
 		d.p.valueError(path, "expected a duration such as \"15s\", \"500ms\" or \"2m30s\", found %q", s)
 		return false
 	}
+	if dur > maxDuration || dur < -maxDuration {
+		d.p.valueError(path, "expected a duration of at most %s (30 days), found %q", maxDuration, s)
+		return false
+	}
 	v.SetInt(int64(dur))
 	return true
 }

@@ -79,6 +79,9 @@ type problems struct {
 	overrides map[string]string // key path -> the --set argument that set it
 	errs      ErrorList
 	bad       map[string]bool // key paths that failed to decode
+	// tree is the document with the overrides applied: a key is given
+	// when it stands in it.
+	tree map[string]any
 }
 
 // keyError records a problem with the key itself (an unknown key): it
@@ -95,6 +98,8 @@ func (p *problems) valueError(path, format string, args ...any) {
 func (p *problems) add(path string, atKey bool, msg string) {
 	e := &Error{File: p.file, Key: path, Msg: msg}
 	if o, ok := p.override(path); ok {
+		e.Override = o
+	} else if o, ok := p.overrideWithin(path); ok && !atKey {
 		e.Override = o
 	} else if p.index != nil {
 		e.Pos = p.position(path, atKey)
@@ -126,6 +131,25 @@ func (p *problems) override(path string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// overrideWithin reports the --set argument that set a key under path, so
+// that a problem with a table as a whole (fleet.group: too many clients in
+// all) that an override caused points at the override, not at the file.
+// With several, the first of the sorted keys wins.
+func (p *problems) overrideWithin(path string) (string, bool) {
+	best := ""
+	for k := range p.overrides {
+		if path != "" && (strings.HasPrefix(k, path+".") || strings.HasPrefix(k, path+"[")) {
+			if best == "" || k < best {
+				best = k
+			}
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	return p.overrides[best], true
 }
 
 func (p *problems) position(path string, atKey bool) tomlpos.Position {

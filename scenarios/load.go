@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -41,12 +43,9 @@ type Source struct {
 func Open(ref string) (*Source, error) {
 	if strings.ContainsRune(ref, '/') || strings.ContainsRune(ref, filepath.Separator) ||
 		strings.HasSuffix(ref, ".toml") || fileExists(ref) {
-		data, err := os.ReadFile(ref)
+		data, err := readScenarioFile(ref)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("%s: no such scenario file", ref)
-			}
-			return nil, fmt.Errorf("%s: %v", ref, err)
+			return nil, err
 		}
 		return &Source{File: ref, Name: strings.TrimSuffix(filepath.Base(ref), ".toml"), Data: data}, nil
 	}
@@ -60,6 +59,69 @@ func Open(ref string) (*Source, error) {
 			ref, strings.Join(names, ", "))
 	}
 	return &Source{File: "library/" + ref + ".toml", Name: ref, Data: data}, nil
+}
+
+// MaxFileSize is the largest scenario file Open reads. A scenario of a
+// million clients with a start time each is about 10 MB.
+const MaxFileSize = 16 << 20
+
+// readScenarioFile reads a scenario file: a regular file (not a FIFO, a
+// device such as /dev/zero or a directory, which would block or never
+// end) of at most MaxFileSize bytes.
+func readScenarioFile(name string) ([]byte, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such scenario file", name)
+		}
+		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, fileKind(st.Mode()))
+	}
+	if st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s: expected a scenario of at most %d MiB, found %d MiB", name, MaxFileSize>>20, st.Size()>>20)
+	}
+	// Opening with O_NONBLOCK does not wait for a writer if the file was
+	// swapped for a FIFO after the Stat.
+	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: expected a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: expected a scenario of at most %d MiB", name, MaxFileSize>>20)
+	}
+	return data, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func fileExists(p string) bool {
@@ -123,6 +185,10 @@ func headerComment(data []byte) string {
 func Parse(src *Source, overrides []string) (*Scenario, error) {
 	p := &problems{file: src.File, overrides: map[string]string{}, bad: map[string]bool{}}
 	doc := string(src.Data)
+	if pos, ok := checkNesting(doc); !ok {
+		return nil, ErrorList{{File: src.File, Pos: pos,
+			Msg: fmt.Sprintf("malformed TOML: arrays and inline tables nested more than %d deep", maxNesting)}}
+	}
 	var tree map[string]any
 	if _, err := toml.Decode(doc, &tree); err != nil {
 		var pe toml.ParseError
@@ -136,6 +202,7 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 	for _, o := range overrides {
 		applyOverride(p, tree, o)
 	}
+	p.tree = tree
 
 	s := new(Scenario)
 	s.setDefaults()

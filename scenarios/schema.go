@@ -183,7 +183,14 @@ func (s *Scenario) resolve(file string, p *problems) {
 const (
 	maxClients  = 10_000_000
 	maxSamples  = 1_000_000
-	maxDuration = 30 * 24 * time.Hour
+	maxDuration = 30 * 24 * time.Hour // also the longest duration any key takes
+	// maxEndpoints bounds a service's, a cluster's or a locality's
+	// endpoints, and the endpoints a change acts on: each is a resource
+	// every client decodes and may hold a subchannel to.
+	maxEndpoints = 100_000
+	// maxWorkers bounds a control plane's workers: the server keeps one
+	// free time per worker.
+	maxWorkers = 1_000_000
 )
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -274,11 +281,52 @@ func (c *checker) given(path string) bool { return c.p.given(path) }
 // given reports whether the user gave path a value, in the file or with
 // --set.
 func (p *problems) given(path string) bool {
+	if p.tree != nil {
+		return inTree(p.tree, path)
+	}
 	if _, ok := p.override(path); ok {
 		return true
 	}
 	_, ok := p.index.Key(path)
 	return ok
+}
+
+// inTree reports whether the key path stands in a parsed document tree.
+// A --set that gives a table (network.latency={dist=...,mean=...}) gives
+// the keys it holds, and only those.
+func inTree(tree map[string]any, path string) bool {
+	parts, err := splitPath(path)
+	if err != nil {
+		return false
+	}
+	var node any = tree
+	for _, part := range parts {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return false
+		}
+		if node, ok = m[part.key]; !ok {
+			return false
+		}
+		if part.index < 0 {
+			continue
+		}
+		switch a := node.(type) {
+		case []map[string]any:
+			if part.index >= len(a) {
+				return false
+			}
+			node = a[part.index]
+		case []any:
+			if part.index >= len(a) {
+				return false
+			}
+			node = a[part.index]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // check records a problem at path unless ok; it returns ok.

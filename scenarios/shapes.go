@@ -205,7 +205,7 @@ func (s *Scenario) validateShape(c *checker, q string, server int, svc *Service)
 // validateEndpoints checks the endpoint count, weights and localities of
 // one cluster at path p.
 func (c *checker) validateEndpoints(p string, n int, weights []int, locs []Locality) {
-	c.check(n >= 0, p+".endpoints", "expected a number >= 0, found %d", n)
+	c.check(n >= 0 && n <= maxEndpoints, p+".endpoints", "expected a number from 0 to %d, found %d", maxEndpoints, n)
 	if len(locs) > 0 {
 		c.check(!c.given(p+".endpoints"), p+".endpoints", "is the sum of the localities' endpoints: give one or the other")
 		n = 0
@@ -218,7 +218,7 @@ func (c *checker) validateEndpoints(p string, n int, weights []int, locs []Local
 		maxPrio := 0
 		for k, l := range locs {
 			lp := fmt.Sprintf("%s.localities[%d]", p, k)
-			c.check(l.Endpoints >= 0, lp+".endpoints", "expected a number >= 0, found %d", l.Endpoints)
+			c.check(l.Endpoints >= 0 && l.Endpoints <= maxEndpoints, lp+".endpoints", "expected a number from 0 to %d, found %d", maxEndpoints, l.Endpoints)
 			c.check(l.Weight >= 0 && l.Weight <= math.MaxUint32, lp+".weight", "expected a weight >= 0 (0: the sum of its endpoints'), found %d", l.Weight)
 			if c.check(l.Priority >= 0 && l.Priority < 1000, lp+".priority", "expected a priority from 0 to 999, found %d", l.Priority) {
 				prios[l.Priority] = true
@@ -228,8 +228,9 @@ func (c *checker) validateEndpoints(p string, n int, weights []int, locs []Local
 				c.check(false, lp+".zone", "locality %s at priority %d is already localities[%d]", l.Zone, l.Priority, j)
 			}
 			seen[key{l.Zone, l.Priority}] = k
-			n += max(l.Endpoints, 0)
+			n += min(max(l.Endpoints, 0), maxEndpoints)
 		}
+		c.check(n <= maxEndpoints, p+".localities", "expected at most %d endpoints in all, found %d", maxEndpoints, n)
 		for pr := 0; pr <= maxPrio; pr++ {
 			if !prios[pr] {
 				c.check(false, p+".localities", "priority %d has no locality: priorities must be 0 to %d without a gap (gRFC A27; a client NACKs a gap)", pr, maxPrio)

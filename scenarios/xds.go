@@ -315,7 +315,7 @@ func (s *Scenario) validateXDS(c *checker) {
 		names[cp.Name] = i
 		c.check(namePattern.MatchString(cp.Name), p+".name", "expected a name of lowercase letters, digits, '.', '-' and '_', found %q", cp.Name)
 		s.validateServer(c, p, &cp)
-		c.check(cp.Workers >= 0, p+".workers", "expected a number >= 0 (0: no limit), found %d", cp.Workers)
+		c.check(cp.Workers >= 0 && cp.Workers <= maxWorkers, p+".workers", "expected a number from 0 (no limit) to %d, found %d", maxWorkers, cp.Workers)
 		c.check(cp.MaxStreams >= 0, p+".max_streams", "expected a number >= 0 (0: no limit), found %d", cp.MaxStreams)
 		c.dist(p+".service_time", cp.ServiceTime, true)
 		if cp.Latency.Dist != "" {
@@ -327,7 +327,6 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(!svcs[svc.Name], q+".name", "service %q is already declared on %s", svc.Name, cp.Name)
 			svcs[svc.Name] = true
 			c.check(svc.Name != "", q+".name", "is required: the service's name, which is its listener and target")
-			c.check(svc.Endpoints >= 0, q+".endpoints", "expected a number >= 0, found %d", svc.Endpoints)
 			_, err := controlplane.ParseLBPolicy(svc.LB)
 			c.check(err == nil, q+".lb", "expected round_robin, pick_first, ring_hash or least_request, found %q", svc.LB)
 			if svc.Defect != "" {
@@ -397,8 +396,8 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(err == nil && d != controlplane.NoDefect, p+".defect",
 				"publish_invalid needs a defect: %s, found %q", defectNames, ch.Defect)
 		}
-		c.check(ch.Count >= 0, p+".count", "expected a number >= 0, found %d", ch.Count)
-		c.check(ch.First >= 0, p+".first", "expected a number >= 0, found %d", ch.First)
+		c.check(ch.Count >= 0 && ch.Count <= maxEndpoints, p+".count", "expected a number from 0 to %d, found %d", maxEndpoints, ch.Count)
+		c.check(ch.First >= 0 && ch.First <= maxEndpoints, p+".first", "expected a number from 0 to %d, found %d", maxEndpoints, ch.First)
 		if action == fleet.SetHealth {
 			_, ok := corepb.HealthStatus_value[ch.Health]
 			c.check(ok, p+".health", "expected UNKNOWN, HEALTHY, UNHEALTHY, DRAINING, TIMEOUT or DEGRADED, found %q", ch.Health)
@@ -413,14 +412,24 @@ func (s *Scenario) validateXDS(c *checker) {
 func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	prof, err := xdsclient.ProfileByName(g.Profile)
 	if c.check(err == nil, p+".profile", "expected grpc-go, grpc-java, grpc-core or spec, found %q", g.Profile) {
+		ok := true
 		for _, k := range sortedKeys(g.ProfileFields) {
 			fp := joinPath(p+".profile_fields", k)
 			if !slices.Contains(xdsclient.FieldNames(), k) {
 				c.p.keyError(fp, "unknown profile field%s", suggest(k, xdsclient.FieldNames()))
+				ok = false
 				continue
 			}
 			err := prof.Set(k, g.ProfileFields[k])
-			c.check(err == nil, fp, "%v", err)
+			ok = c.check(err == nil, fp, "%s", strings.TrimPrefix(fmt.Sprint(err), "xdsclient: ")) && ok
+			if d, isDur := profileDuration(&prof, k); isDur {
+				ok = c.check(d <= maxDuration, fp, "expected a duration of at most %s (30 days), found %s", maxDuration, d) && ok
+			}
+		}
+		// The fields are checked as a whole too: backoff_max against
+		// backoff_initial, and every value the run will use.
+		if err := prof.Validate(); ok && err != nil {
+			c.check(false, p+".profile_fields", "%s", strings.TrimPrefix(err.Error(), "xdsclient: "))
 		}
 	}
 	if g.Latency.Dist != "" {
@@ -439,6 +448,16 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	for j, t := range g.Targets {
 		c.check(t != "", fmt.Sprintf("%s.targets[%d]", p, j), "expected a listener name, found \"\"")
 	}
+}
+
+// profileDuration returns the value of a profile's duration field.
+func profileDuration(prof *xdsclient.Profile, field string) (time.Duration, bool) {
+	v, err := prof.Field(field)
+	if err != nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	return d, err == nil && strings.ContainsAny(v, "hmsµn")
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -148,11 +148,12 @@ func (k *Kernel) Run(until Time) {
 func (k *Kernel) sampleThrough(t Time) (stopped bool) {
 	for k.sample != nil && k.nextSample <= t {
 		st := k.nextSample
-		k.nextSample = st.Add(k.sampleEvery)
 		k.now = st
 		fn := k.sample
-		if k.nextSample < st {
+		if st > Never-Time(k.sampleEvery) {
 			k.sample = nil // the next sample's time is past the end of time
+		} else {
+			k.nextSample = st + Time(k.sampleEvery)
 		}
 		fn(st)
 		if k.stopped {

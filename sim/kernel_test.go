@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -412,5 +413,26 @@ func TestSamplerStopsAtTheEndOfTime(t *testing.T) {
 	k.Run(1<<63 - 1)
 	if n != 2 { // at 0 and 2^62; 2^63 does not exist
 		t.Errorf("took %d samples up to the largest Time, want 2", n)
+	}
+}
+
+func TestAddSaturatesInsteadOfWrapping(t *testing.T) {
+	const maxT, minT = Time(math.MaxInt64), Time(math.MinInt64)
+	tests := []struct {
+		name string
+		t    Time
+		d    time.Duration
+		want Time
+	}{
+		{"in range", Time(time.Second), time.Second, Time(2 * time.Second)},
+		{"a draw past the end of time", Time(time.Hour), time.Duration(math.MaxInt64), Never},
+		{"the largest draw from late in a run", Time(30 * 24 * time.Hour), MaxDraw, Time(30*24*time.Hour) + Time(MaxDraw)},
+		{"negative past the start of time", minT + 5, -10, minT},
+		{"up to Never exactly", maxT - 5, 5, Never},
+	}
+	for _, tt := range tests {
+		if got := tt.t.Add(tt.d); got != tt.want {
+			t.Errorf("%s: Time(%d).Add(%d) = %d, want %d", tt.name, tt.t, tt.d, got, tt.want)
+		}
 	}
 }

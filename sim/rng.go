@@ -93,14 +93,22 @@ func (r *Rand) Jitter(d time.Duration, j float64) time.Duration {
 // stream.
 func (r *Rand) Source() rand.Source { return &r.pcg }
 
-// durationOf rounds x nanoseconds to a Duration, clamping it to
-// [0, math.MaxInt64] so that a draw is never negative and never wraps.
+// MaxDraw is the longest duration a random draw yields: about 36 years,
+// far past the end of any run, and small enough that a model may add a
+// few draws together (a round trip is two latencies) without overflowing
+// a time.Duration.
+const MaxDraw = time.Duration(1 << 60)
+
+// DurationOf rounds x nanoseconds to a Duration, clamping it to
+// [0, MaxDraw] so that a draw is never negative and never wraps.
+func DurationOf(x float64) time.Duration { return durationOf(x) }
+
 func durationOf(x float64) time.Duration {
 	switch {
 	case !(x > 0): // also NaN
 		return 0
-	case x >= 1<<63:
-		return 1<<63 - 1
+	case x >= float64(MaxDraw):
+		return MaxDraw
 	}
 	return time.Duration(x + 0.5)
 }

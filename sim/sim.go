@@ -14,14 +14,33 @@
 // a kind chosen by the world, so scheduling one allocates nothing.
 package sim
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Time is a point in virtual time: the nanoseconds elapsed since the start
 // of a run. The zero Time is the start of the run.
 type Time int64
 
-// Add returns the time t+d.
-func (t Time) Add(d time.Duration) Time { return t + Time(d) }
+// Never is the latest Time: an event at Never does not run in any run
+// (runs last at most a few weeks of virtual time).
+const Never = Time(math.MaxInt64)
+
+// Add returns the time t+d, saturated to [math.MinInt64, Never]: a
+// duration too long for virtual time (a log-normal's far tail, a backoff
+// grown without end) yields a time after every run, never one that wraps
+// into the past.
+func (t Time) Add(d time.Duration) Time {
+	s := t + Time(d)
+	if (s < t) != (d < 0) { // the sum overflowed
+		if d < 0 {
+			return math.MinInt64
+		}
+		return Never
+	}
+	return s
+}
 
 // Sub returns the duration t-u.
 func (t Time) Sub(u Time) time.Duration { return time.Duration(t - u) }

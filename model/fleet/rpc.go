@@ -181,8 +181,9 @@ func (w *world) startRPCs(ii uint32) {
 	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }
 
-// interval is the mean time between two RPCs.
-func (l *RPCLoad) interval() time.Duration { return time.Duration(float64(time.Second) / l.Rate) }
+// interval is the mean time between two RPCs. A rate too low for any RPC
+// to arrive during a run gives sim.MaxDraw, not an overflowed duration.
+func (l *RPCLoad) interval() time.Duration { return sim.DurationOf(float64(time.Second) / l.Rate) }
 
 // stopRPCs ends the instance's RPCs, as a process exit does: arrivals
 // stop, RPCs in flight vanish uncounted, an open failure window closes.

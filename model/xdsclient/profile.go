@@ -1,6 +1,7 @@
 package xdsclient
 
 import (
+	"math"
 	"fmt"
 	"reflect"
 	"sort"
@@ -455,8 +456,8 @@ func (p *Profile) Set(name, value string) error {
 		f.SetInt(int64(d))
 	case float64:
 		x, err := strconv.ParseFloat(value, 64)
-		if err != nil || x < 0 {
-			return fmt.Errorf("xdsclient: profile.%s: want a non-negative number, got %q", name, value)
+		if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("xdsclient: profile.%s: want a finite non-negative number, got %q", name, value)
 		}
 		f.SetFloat(x)
 	case string:
@@ -498,12 +499,14 @@ func (p *Profile) Validate() error {
 			return fmt.Errorf("xdsclient: profile.%s: want one of %v, got %q", name, allowed, v)
 		}
 	}
-	if p.BackoffInitial <= 0 || p.BackoffMultiplier < 1 || p.BackoffJitter < 0 || p.BackoffJitter >= 1 || p.BackoffMax < p.BackoffInitial {
-		return fmt.Errorf("xdsclient: profile backoff: want initial > 0, multiplier >= 1, 0 <= jitter < 1, max >= initial; got %v × %v, jitter %v, max %v",
+	// !(x >= 1) and !(x < 1) are also true of NaN.
+	if p.BackoffInitial <= 0 || !(p.BackoffMultiplier >= 1) || math.IsInf(p.BackoffMultiplier, 0) ||
+		!(p.BackoffJitter >= 0) || !(p.BackoffJitter < 1) || p.BackoffMax < p.BackoffInitial {
+		return fmt.Errorf("xdsclient: profile backoff: want backoff_initial > 0, finite backoff_multiplier >= 1, 0 <= backoff_jitter < 1, backoff_max >= backoff_initial; got %v × %v, jitter %v, max %v",
 			p.BackoffInitial, p.BackoffMultiplier, p.BackoffJitter, p.BackoffMax)
 	}
 	if p.ResourceTimeout <= 0 || p.ResourceTimeoutTransient <= 0 {
-		return fmt.Errorf("xdsclient: profile resource timeouts must be > 0, got %v and %v", p.ResourceTimeout, p.ResourceTimeoutTransient)
+		return fmt.Errorf("xdsclient: profile resource timeouts: want resource_timeout and resource_timeout_transient > 0, got %v and %v", p.ResourceTimeout, p.ResourceTimeoutTransient)
 	}
 	return nil
 }
