@@ -1,8 +1,8 @@
 package xdsclient
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
