@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The reproducers of issue 16: values the validator used to accept that
@@ -102,18 +103,28 @@ clients = 1
 	}
 }
 
-func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "pipe.toml")
+func TestOpenReadsANamedPipeWithoutWaitingForAWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe.toml")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
+	// It used to block forever; with no writer it reads as empty.
+	src, err := Open(fifo)
+	if err != nil || len(src.Data) != 0 {
+		t.Fatalf("Open(fifo) = %v, %v; want an empty document", src, err)
+	}
+	if _, err := Parse(src, nil); err == nil || !strings.Contains(err.Error(), "expected at least one client group") {
+		t.Errorf("Parse of an empty pipe = %v", err)
+	}
+}
+
+func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
 	big := filepath.Join(dir, "big.toml")
 	if err := os.WriteFile(big, make([]byte, MaxFileSize+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct{ ref, want string }{
-		{fifo, "expected a regular file, found a named pipe (FIFO)"}, // used to block forever
 		{"/dev/zero", "expected a regular file, found a device"},     // used to exhaust memory
 		{dir + "/", "expected a regular file, found a directory"},
 		{big, "expected a scenario of at most 16 MiB"},
@@ -123,5 +134,65 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), tt.ref+":") {
 			t.Errorf("Open(%s) = %v, want an error naming it and %q", tt.ref, err, tt.want)
 		}
+	}
+}
+
+func TestASetValueIsOneValue(t *testing.T) {
+	tests := []struct {
+		name, set, want string
+	}{
+		{"a second key after a newline", "fleet.group[0].clients=5\nno_such_key=1",
+			"--set fleet.group[0].clients=5\nno_such_key=1: expected one value after '=', found more on the lines after it (give each key its own --set)"},
+		{"a bare word with a newline", "name=web\nserver",
+			"--set name=web\nserver: expected one value after '=', found a line break in \"web\\nserver\" (a multi-line string is written \"\"\"...\"\"\")"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, minimal, tt.set)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	s, err := parse(t, minimal, "description=\"\"\"two\nlines\"\"\"")
+	if err != nil || s.Description != "two\nlines" {
+		t.Errorf("a multi-line string: %v, %q", err, s.Description)
+	}
+}
+
+func TestASetTableValueGivesTheKeysItHolds(t *testing.T) {
+	s, err := parse(t, minimal, `network.latency={dist="exponential",mean="5ms"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Network.Latency; l.Dist != "exponential" || l.Mean != 5*time.Millisecond {
+		t.Errorf("latency = %+v", l)
+	}
+}
+
+func TestAnEmptyOverrideHostStatusStaysEmpty(t *testing.T) {
+	doc := strings.Replace(withServer, "name = \"svc\"\n", "name = \"svc\"\noverride_host_status = []\n", 1)
+	s, err := parse(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.FleetConfig()
+	if got := cfg.ControlPlanes[0].Server.Services[0].OverrideHostStatus; got == nil || len(got) != 0 {
+		t.Errorf("override_host_status = [] became %v, want an empty set (nil is the default)", got)
+	}
+	if !strings.Contains(s.TOML(), "override_host_status = []") {
+		t.Errorf("the resolved scenario drops override_host_status = []:\n%s", s.TOML())
+	}
+}
+
+func TestNamesWhoseMetricPathsCollideAreRefused(t *testing.T) {
+	doc := withServer + "[[fleet.group]]\nname = \"web.rpc.failed\"\nclients = 2\n"
+	_, err := parse(t, doc)
+	want := `s.toml:15:8: fleet.group[1].name: the name "web.rpc.failed" makes summary.json report "groups.web.rpc.failed.failure_windows.client_seconds", which collides with "groups.web.rpc.failed": figures nest by the dots of their paths; rename it (a name without dots cannot collide)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if _, err := parse(t, strings.Replace(doc, "web.rpc.failed", "web.canary", 1)); err != nil {
+		t.Errorf("a dotted name that collides with nothing: %v", err)
 	}
 }

@@ -65,9 +65,10 @@ func Open(ref string) (*Source, error) {
 // million clients with a start time each is about 10 MB.
 const MaxFileSize = 16 << 20
 
-// readScenarioFile reads a scenario file: a regular file (not a FIFO, a
-// device such as /dev/zero or a directory, which would block or never
-// end) of at most MaxFileSize bytes.
+// readScenarioFile reads a scenario file of at most MaxFileSize bytes: a
+// regular file or a pipe (/dev/stdin), not a device such as /dev/zero
+// that never ends, nor a directory. A named pipe is opened without
+// waiting for a writer: with none, it reads as empty.
 func readScenarioFile(name string) ([]byte, error) {
 	st, err := os.Stat(name)
 	if err != nil {
@@ -76,20 +77,19 @@ func readScenarioFile(name string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
 	}
-	if !st.Mode().IsRegular() {
+	if !readable(st.Mode()) {
 		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, fileKind(st.Mode()))
 	}
 	if st.Size() > MaxFileSize {
 		return nil, fmt.Errorf("%s: expected a scenario of at most %d MiB, found %d MiB", name, MaxFileSize>>20, st.Size()>>20)
 	}
-	// Opening with O_NONBLOCK does not wait for a writer if the file was
-	// swapped for a FIFO after the Stat.
+	// O_NONBLOCK: opening a FIFO does not wait for a writer.
 	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
 	}
 	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+	if st, err := fh.Stat(); err != nil || !readable(st.Mode()) {
 		return nil, fmt.Errorf("%s: expected a regular file", name)
 	}
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
@@ -101,6 +101,8 @@ func readScenarioFile(name string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+func readable(m fs.FileMode) bool { return m.IsRegular() || m&fs.ModeNamedPipe != 0 }
 
 func fileKind(m fs.FileMode) string {
 	switch {

@@ -26,7 +26,11 @@ func applyOverride(p *problems, tree map[string]any, arg string) {
 		fail("malformed key %q: %v", key, err)
 		return
 	}
-	val := parseValue(raw)
+	val, err := parseValue(raw)
+	if err != nil {
+		fail("%v", err)
+		return
+	}
 
 	var path string
 	node := tree
@@ -83,14 +87,22 @@ func applyOverride(p *problems, tree map[string]any, arg string) {
 }
 
 // parseValue reads an override's value as TOML; what is not a valid TOML
-// value is taken as a plain string.
-func parseValue(raw string) any {
+// value is taken as a plain string. The value must be one value: what
+// follows it on another line (a second key = value) would otherwise be
+// dropped without a word.
+func parseValue(raw string) (any, error) {
 	raw = strings.TrimSpace(raw)
-	var v struct{ V any }
-	if _, err := toml.Decode("V = "+raw, &v); err == nil {
-		return v.V
+	var doc map[string]any
+	if _, err := toml.Decode("V = "+raw, &doc); err == nil {
+		if len(doc) != 1 {
+			return nil, fmt.Errorf("expected one value after '=', found more on the lines after it (give each key its own --set)")
+		}
+		return doc["V"], nil
 	}
-	return raw
+	if strings.ContainsAny(raw, "\n\r") {
+		return nil, fmt.Errorf("expected one value after '=', found a line break in %q (a multi-line string is written \"\"\"...\"\"\")", raw)
+	}
+	return raw, nil
 }
 
 type pathPart struct {

@@ -251,6 +251,7 @@ func (s *Scenario) validate(c *checker) {
 	}
 	s.validateWhatIf(c)
 	s.validateExpect(c)
+	s.validateMetricPaths(c)
 }
 
 func groupNames(gs []Group) string {

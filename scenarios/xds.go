@@ -83,7 +83,7 @@ type Service struct {
 	Session *Session `toml:"session,omitempty"`
 	// OverrideHostStatus is the cluster's override_host_status; absent
 	// means UNKNOWN and HEALTHY, plus DRAINING with a session.
-	OverrideHostStatus []string `toml:"override_host_status,omitempty"`
+	OverrideHostStatus []string `toml:"override_host_status"`
 	// EndpointWeights and Localities shape the service's single cluster's
 	// endpoints: their weights, and their localities with weights and EDS
 	// priorities.

@@ -349,7 +349,7 @@ func (s Service) clone() Service {
 		a := *s.Session
 		s.Session = &a
 	}
-	s.OverrideHostStatus = append([]corepb.HealthStatus(nil), s.OverrideHostStatus...)
+	s.OverrideHostStatus = slices.Clone(s.OverrideHostStatus) // keeps [] (nothing overrides) apart from nil (the default)
 	s.Endpoints = append([]Endpoint(nil), s.Endpoints...)
 	s.Localities = slices.Clone(s.Localities)
 	s.Clusters = slices.Clone(s.Clusters)

@@ -1,0 +1,52 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// validateMetricPaths checks that the figures a run reports have distinct
+// paths in summary.json. summary.json nests figures by the dots of their
+// paths, and names may hold dots: a group "web" reports
+// groups.web.rpc.failed, which a group named "web.rpc.failed" would turn
+// into an object. The run could not write its summary; the scenario is
+// refused instead, at the name that makes the collision.
+func (s *Scenario) validateMetricPaths(c *checker) {
+	if len(c.p.errs) > 0 {
+		return // only a valid scenario converts to a fleet config
+	}
+	cfg := s.FleetConfig()
+	paths := fleet.MetricPaths(&cfg)
+	slices.Sort(paths)
+	for i := 1; i < len(paths); i++ {
+		a, b := paths[i-1], paths[i]
+		if a != b && !strings.HasPrefix(b, a+".") {
+			continue
+		}
+		key, name := s.metricOwner(b)
+		if key == "" {
+			key, name = s.metricOwner(a)
+		}
+		c.check(false, key, "the name %q makes summary.json report %q, which collides with %q: figures nest by the dots of their paths; rename it (a name without dots cannot collide)", name, b, a)
+		return
+	}
+}
+
+// metricOwner returns the name key of the group or control plane whose
+// figure path is, and the name: the longest name that prefixes it.
+func (s *Scenario) metricOwner(path string) (key, name string) {
+	for i, g := range s.Fleet.Groups {
+		if strings.HasPrefix(path, "groups."+g.Name+".") && len(g.Name) > len(name) {
+			key, name = fmt.Sprintf("fleet.group[%d].name", i), g.Name
+		}
+	}
+	for i, cp := range s.ControlPlanes {
+		if strings.HasPrefix(path, "control_plane."+cp.Name+".") && len(cp.Name) > len(name) {
+			key, name = fmt.Sprintf("control_plane[%d].name", i), cp.Name
+		}
+	}
+	return key, name
+}
