@@ -125,7 +125,7 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct{ ref, want string }{
-		{"/dev/zero", "expected a regular file, found a device"},     // used to exhaust memory
+		{"/dev/zero", "expected a regular file, found a device"}, // used to exhaust memory
 		{dir + "/", "expected a regular file, found a directory"},
 		{big, "expected a scenario of at most 16 MiB"},
 	}
