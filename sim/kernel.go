@@ -22,6 +22,9 @@ type Kernel struct {
 	sampleEvery time.Duration
 	sample      func(t Time)
 	nextSample  Time
+
+	watch   func(events uint64) uint64
+	watchAt uint64 // events at which watch is next called; 0: never
 }
 
 // NewKernel returns a kernel at time 0 with no pending events that hands
@@ -93,6 +96,18 @@ func (k *Kernel) SetSampler(interval time.Duration, fn func(t Time)) {
 	k.nextSample = (k.now + i - 1) / i * i
 }
 
+// Watch makes [Kernel.Run] call fn once it has handled at events in all,
+// between two events; fn returns the count at which to call it next (0:
+// never again). fn may read the world and call [Kernel.Stop], but must
+// not schedule events. Watching costs one comparison per event and does
+// not change the run. A nil fn removes the watch.
+func (k *Kernel) Watch(at uint64, fn func(events uint64) (next uint64)) {
+	k.watch, k.watchAt = fn, at
+	if fn == nil {
+		k.watchAt = 0
+	}
+}
+
 // Run handles events in (At, Seq) order until the queue is empty or the
 // next event is after until, and then advances the clock to until, taking
 // any samples due on the way. Events after until stay pending; a later
@@ -133,6 +148,13 @@ func (k *Kernel) Run(until Time) {
 		k.now = ev.At
 		k.events++
 		k.h.HandleEvent(k, ev)
+		if k.events == k.watchAt {
+			next := k.watch(k.events)
+			if next <= k.events {
+				next = 0
+			}
+			k.watchAt = next
+		}
 		if k.stopped {
 			return
 		}

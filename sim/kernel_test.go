@@ -436,3 +436,26 @@ func TestAddSaturatesInsteadOfWrapping(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchIsCalledAtTheCountsItAsksForAndCanStop(t *testing.T) {
+	var r recorder
+	k := NewKernel(&r)
+	for i := range 100 {
+		k.Schedule(Event{At: Time(i), Entity: uint32(i)})
+	}
+	var calls []uint64
+	k.Watch(10, func(n uint64) uint64 {
+		calls = append(calls, n)
+		if n == 40 {
+			k.Stop()
+		}
+		return n + 15
+	})
+	k.Run(1000)
+	if want := []uint64{10, 25, 40}; !slices.Equal(calls, want) {
+		t.Errorf("watch called at %v, want %v", calls, want)
+	}
+	if k.Events() != 40 || k.Now() != 39 {
+		t.Errorf("stopped after %d events at %v, want 40 at 39ns", k.Events(), k.Now())
+	}
+}

@@ -92,9 +92,13 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 	var in inputError
 	var list scenarios.ErrorList
 	var breached breachedError
+	var stopped eventLimitError
 	switch {
 	case errors.Is(err, errNoCommand):
 		return exitInput
+	case errors.As(err, &stopped):
+		fmt.Fprintf(stderr, "xdssim: %v\n", err)
+		return exitEventLimit
 	case errors.As(err, &breached):
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitBreached
@@ -130,15 +134,27 @@ the command that reproduces the run.`,
 		{name: "metrics-start", arg: "TIME", doc: "the wall-clock time virtual time 0 stands for in --metrics (RFC 3339; default 1970-01-01T00:00:00Z)"},
 		{name: "cpuprofile", arg: "FILE", doc: "write a CPU profile of the run to FILE", file: true},
 		{name: "memprofile", arg: "FILE", doc: "write a heap profile at the end of the run to FILE", file: true},
+		flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	run: cmdRun,
 }
 
+// The flags that bound a run's cost (docs/limits.md).
+var (
+	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound)"}
+	flagMaxEvents = flagDoc{name: "max-events", arg: "N", doc: "refuse a run estimated above N events, and stop one that reaches N with exit code 4 (default 1000000000; 0: no bound)"}
+	flagForce     = flagDoc{name: "force", doc: "run even when the estimate is above --max-memory or --max-events"}
+)
+
 var validateCommand = command{
 	name: "validate", args: "FILE|NAME", scenario: true,
 	summary: "check a scenario and print it with every default filled in",
-	flags:   []flagDoc{flagSeed, flagSet},
-	run:     func(args []string, stdout, _ io.Writer) error { return cmdValidate(args, stdout) },
+	about: `Check a scenario and print it with every default filled in. The estimate
+of a run's peak memory and events is printed on stderr; a scenario whose
+estimate is above --max-memory or --max-events is refused (exit 2), as run
+would refuse it.`,
+	flags: []flagDoc{flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce},
+	run:   cmdValidate,
 }
 
 var listCommand = command{
@@ -167,6 +183,9 @@ type runFlags struct {
 	// given holds the flags given on the command line, even with an
 	// empty value.
 	given map[string]bool
+	// maxMemory, maxEvents and force bound the run's cost.
+	maxMemory, maxEvents string
+	force                bool
 }
 
 type setFlag struct{ sets *[]string }
@@ -184,6 +203,9 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	fs.Var(setFlag{&f.sets}, "set", "")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "")
 	fs.StringVar(&f.memprofile, "memprofile", "", "")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "")
+	fs.StringVar(&f.maxEvents, "max-events", "", "")
+	fs.BoolVar(&f.force, "force", false, "")
 	if run {
 		fs.StringVar(&f.out, "out", "", "")
 		fs.BoolVar(&f.quiet, "quiet", false, "")
@@ -268,13 +290,22 @@ func (f *runFlags) load(cmd string, required bool) (*scenarios.Scenario, error) 
 	return scenarios.Parse(src, f.sets)
 }
 
-func cmdValidate(args []string, stdout io.Writer) error {
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	f, err := parseFlags("validate", args, false)
+	if err != nil {
+		return err
+	}
+	lim, err := parseLimits(f)
 	if err != nil {
 		return err
 	}
 	s, err := f.load("validate", true)
 	if err != nil {
+		return err
+	}
+	est := s.Estimate()
+	printEstimate(stderr, est, lim)
+	if err := lim.check(est); err != nil {
 		return err
 	}
 	_, err = io.WriteString(stdout, s.TOML())
@@ -349,6 +380,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	lim, err := parseLimits(f)
+	if err != nil {
+		return err
+	}
+	est := s.Estimate()
+	if err := lim.check(est); err != nil {
+		return err
+	}
 	out := f.out
 	if !f.given["out"] {
 		out = filepath.Join("xdssim-out", s.Name)
@@ -365,6 +404,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
+	if !f.quiet {
+		printEstimate(stderr, est, lim)
+	}
 	cfg := s.FleetConfig()
 	if n := len(cfg.WhatIf); n > 0 {
 		fmt.Fprintf(stderr, "xdssim: a hypothetical run (what_if = true): %d setting(s) no shipping gRPC client has; summary.json and the report list them\n", n)
@@ -381,10 +423,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	mem := newHeapWatch()
 	bar := newProgress(stderr, f.quiet)
 	start := time.Now()
-	res, err := fleet.Run(cfg, fleet.Options{Progress: func(now, end time.Duration) {
-		mem.sample()
-		bar.update(now, end)
-	}})
+	watch := &eventWatch{w: stderr, est: est.Events}
+	res, err := fleet.Run(cfg, fleet.Options{
+		Progress: func(now, end time.Duration) {
+			mem.sample()
+			bar.update(now, end)
+		},
+		MaxEvents: lim.events,
+		Events:    func(n uint64, now time.Duration) { watch.update(n, now, cfg.Duration) },
+	})
+	var stopped *fleet.EventLimitError
+	if errors.As(err, &stopped) {
+		bar.done()
+		return eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: est.Events}
+	}
 	if err != nil {
 		return err
 	}

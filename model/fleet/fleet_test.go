@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"runtime"
@@ -221,4 +222,26 @@ func TestResultsDoNotKeepTheWorldAlive(t *testing.T) {
 	}
 	t.Error("the world is still reachable from its Results")
 	runtime.KeepAlive(r)
+}
+
+func TestMaxEventsStopsTheRunAtExactlyThatMany(t *testing.T) {
+	cfg := primaryDown(50)
+	full, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []uint64
+	_, err = Run(cfg, Options{MaxEvents: 1000, Events: func(n uint64, _ time.Duration) { seen = append(seen, n) }})
+	var lim *EventLimitError
+	if !errors.As(err, &lim) || lim.Limit != 1000 || lim.At <= 0 || lim.At >= cfg.Duration {
+		t.Fatalf("Run with MaxEvents 1000 = %v, want an EventLimitError partway through", err)
+	}
+	if len(seen) != 0 {
+		t.Errorf("Events called at %v before EventsEvery events", seen)
+	}
+	// A bound the run does not reach changes nothing.
+	same, err := Run(cfg, Options{MaxEvents: full.Events + 1, Events: func(uint64, time.Duration) {}})
+	if err != nil || same.Events != full.Events {
+		t.Errorf("a bound above the run's events: %v, %d events, want %d", err, same.Events, full.Events)
+	}
 }

@@ -164,6 +164,28 @@ type Options struct {
 	// changes the run.
 	Inspect   func(at time.Duration, in *Inspector)
 	InspectAt []time.Duration
+	// MaxEvents, if not 0, stops the run once it has handled that many
+	// kernel events: Run then returns an *EventLimitError and no results.
+	MaxEvents uint64
+	// Events, if set, is called every EventsEvery events with the count
+	// so far and the virtual time reached, so that a caller can tell a
+	// run that heads far past its estimate. It never changes the run.
+	Events func(events uint64, now time.Duration)
+}
+
+// EventsEvery is how often, in events, Options.Events is called.
+const EventsEvery = 1 << 20
+
+// An EventLimitError is a run stopped at Options.MaxEvents.
+type EventLimitError struct {
+	Limit uint64
+	// At is the virtual time the run had reached; End where it would
+	// have ended.
+	At, End time.Duration
+}
+
+func (e *EventLimitError) Error() string {
+	return fmt.Sprintf("fleet: stopped after %d events, at %s of %s of virtual time", e.Limit, e.At, e.End)
 }
 
 // Run builds the world of cfg, runs it for cfg.Duration of virtual time,
@@ -181,6 +203,10 @@ func Run(cfg Config, opts Options) (*Results, error) {
 		}
 	}
 	w.exactRPCs = opts.ExactRPCs
+	stopped := false
+	if opts.MaxEvents > 0 || opts.Events != nil {
+		w.watchEvents(opts.MaxEvents, opts.Events, &stopped)
+	}
 	if opts.Inspect != nil {
 		at := slices.Sorted(slices.Values(opts.InspectAt))
 		for _, t := range at {
@@ -188,11 +214,43 @@ func Run(cfg Config, opts Options) (*Results, error) {
 				continue
 			}
 			w.kernel.Run(sim.Time(0).Add(t))
+			if stopped {
+				return nil, &EventLimitError{Limit: opts.MaxEvents, At: time.Duration(w.kernel.Now()), End: cfg.Duration}
+			}
 			opts.Inspect(t, &Inspector{w: w})
 		}
 	}
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
+	if stopped {
+		return nil, &EventLimitError{Limit: opts.MaxEvents, At: time.Duration(w.kernel.Now()), End: cfg.Duration}
+	}
 	return w.results(), nil
+}
+
+// watchEvents stops the run at limit events (0: no limit), setting
+// *stopped, and reports the count every EventsEvery events to fn.
+func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Duration), stopped *bool) {
+	next := func(n uint64) uint64 {
+		at := uint64(0)
+		if fn != nil {
+			at = n + EventsEvery - n%EventsEvery
+		}
+		if limit > 0 && (at == 0 || limit < at) && limit > n {
+			at = limit
+		}
+		return at
+	}
+	w.kernel.Watch(next(0), func(n uint64) uint64 {
+		if fn != nil && n%EventsEvery == 0 {
+			fn(n, time.Duration(w.kernel.Now()))
+		}
+		if limit > 0 && n >= limit {
+			*stopped = true
+			w.kernel.Stop()
+			return 0
+		}
+		return next(n)
+	})
 }
 
 func build(cfg Config) (*world, error) {

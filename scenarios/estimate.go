@@ -1,0 +1,182 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// An Estimate is what a run of a scenario will cost, predicted before it
+// starts from the resolved scenario: the peak memory of the process and
+// the kernel events it handles. docs/limits.md gives the cost model and
+// its accuracy against measured runs.
+type Estimate struct {
+	// Memory is the predicted peak resident memory, in bytes.
+	Memory int64
+	// Events is the predicted number of kernel events: a typical run's,
+	// not a bound (a scenario that loops, reconnecting or NACKing without
+	// end, handles many more).
+	Events int64
+	// Drivers are the terms of Memory, largest first: the keys whose
+	// values drive the cost, and what they cost.
+	Drivers []Driver
+	// EventDrivers are the terms of Events, largest first.
+	EventDrivers []Driver
+}
+
+// A Driver is one term of an estimate: the scenario keys it comes from,
+// what it counts, and its cost (bytes or events).
+type Driver struct {
+	Keys string // "fleet.group[0].clients"
+	What string // "1000000 clients × 1 target"
+	Cost int64
+}
+
+// The cost model's constants, fitted to peak RSS measured with
+// /usr/bin/time -v on the library and the benchmark scenarios
+// (docs/limits.md).
+const (
+	// baseMemory is the process with nothing simulated: the runtime, the
+	// go-control-plane and protobuf registries, the report's templates.
+	baseMemory = 32 << 20
+	// perClient and perInstance are a client, and each of its XdsClient
+	// instances (one per target) with its channels, caches, timers,
+	// data-plane channel and queued events.
+	perClient   = 2 << 10
+	perInstance = 10 << 10
+	// perEndpointView is one endpoint as one instance's data-plane
+	// channel holds it (a subchannel, its address and state).
+	perEndpointView = 64
+	// perSeriesSample and perSampleFixed are one value of one time series,
+	// kept during the run and rendered into the report, and the data
+	// plane's per-sample buckets.
+	perSeriesSample = 24
+	perSampleFixed  = 256
+	// perWorker is a control plane worker's next free time.
+	perWorker = 8
+)
+
+// Estimate predicts the cost of a run of the (valid) scenario.
+func (s *Scenario) Estimate() Estimate {
+	var e Estimate
+	mem := func(keys, what string, cost int64) {
+		if cost > 0 {
+			e.Drivers = append(e.Drivers, Driver{Keys: keys, What: what, Cost: cost})
+		}
+	}
+	ev := func(keys, what string, cost int64) {
+		if cost > 0 {
+			e.EventDrivers = append(e.EventDrivers, Driver{Keys: keys, What: what, Cost: cost})
+		}
+	}
+	mem("", "the process itself", baseMemory)
+
+	seconds := s.Duration.Seconds()
+	samples := int64(s.Duration/max(s.SampleInterval, 1)) + 1
+	series := int64(20 + 8*len(s.ControlPlanes))
+	restarts := 0.0
+	for _, r := range s.Fleet.Restarts {
+		restarts += r.Fraction
+	}
+	for i, g := range s.Fleet.Groups {
+		p := fmt.Sprintf("fleet.group[%d]", i)
+		clients := int64(g.Clients)
+		targets := int64(len(g.Targets))
+		if len(g.Servers) == 0 {
+			targets = 0
+		}
+		insts := clients * targets
+		mem(p+".clients", fmt.Sprintf("%d clients × %d target(s)", clients, targets), clients*perClient+insts*perInstance)
+		if eps := s.targetEndpoints(&g); eps > 0 && insts > 0 {
+			mem(p+".clients, the endpoints of its targets", fmt.Sprintf("%d instances × %d endpoints", insts, eps), insts*eps*perEndpointView)
+		}
+		mem(p+".start_times", fmt.Sprintf("%d start times", len(g.StartTimes)), int64(len(g.StartTimes))*8)
+		series += 1 + targets*int64(len(g.Servers))*10
+
+		// Events: an instance's start (connect, stream, four resources,
+		// ACKs), about 40 per server of its bootstrap, and as many again
+		// for each fault it reconnects through and each restart; about 4
+		// for each config change it receives; and the RPCs taken one by
+		// one while its channel is not steady, about 5 % of them.
+		servers := int64(max(len(g.Servers), 1))
+		ev(p+".clients", fmt.Sprintf("%d instances starting and reconnecting", insts),
+			int64(float64(insts*servers*40)*(1+restarts+float64(len(s.Faults)))))
+		ev("change", fmt.Sprintf("%d changes × %d instances", len(s.Changes), insts), int64(len(s.Changes))*insts*4)
+		ev(p+".rpc.rate", fmt.Sprintf("%d instances × %g RPC/s × %s", insts, g.RPC.Rate, s.Duration),
+			int64(float64(insts)*g.RPC.Rate*seconds*0.05))
+	}
+	mem("sample_interval, duration", fmt.Sprintf("%d samples × %d series", samples, series), samples*(series*perSeriesSample+perSampleFixed))
+	for i, cp := range s.ControlPlanes {
+		mem(fmt.Sprintf("control_plane[%d].workers", i), fmt.Sprintf("%d workers", cp.Workers), int64(cp.Workers)*perWorker)
+	}
+
+	sort.SliceStable(e.Drivers, func(i, j int) bool { return e.Drivers[i].Cost > e.Drivers[j].Cost })
+	sort.SliceStable(e.EventDrivers, func(i, j int) bool { return e.EventDrivers[i].Cost > e.EventDrivers[j].Cost })
+	for _, d := range e.Drivers {
+		e.Memory += d.Cost
+	}
+	for _, d := range e.EventDrivers {
+		e.Events += d.Cost
+	}
+	return e
+}
+
+// targetEndpoints is the largest number of endpoints any service the
+// group targets has, over its clusters.
+func (s *Scenario) targetEndpoints(g *Group) int64 {
+	var n int64
+	for _, name := range g.Servers {
+		k := s.controlPlaneIndex(name)
+		if k < 0 {
+			continue
+		}
+		for _, svc := range s.ControlPlanes[k].Services {
+			if !containsString(g.Targets, svc.Name) {
+				continue
+			}
+			eps := int64(svc.Endpoints)
+			if len(svc.Localities) > 0 {
+				eps = 0
+				for _, l := range svc.Localities {
+					eps += int64(l.Endpoints)
+				}
+			}
+			if len(svc.Clusters) > 0 {
+				eps = 0
+				for _, c := range svc.Clusters {
+					eps += int64(c.Endpoints)
+					for _, l := range c.Localities {
+						eps += int64(l.Endpoints)
+					}
+				}
+			}
+			n = max(n, eps)
+		}
+	}
+	return n
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Main returns the keys of the largest terms, up to n: what to change to
+// make the run cheaper.
+func (e Estimate) Main(drivers []Driver, n int) string {
+	var parts []string
+	for _, d := range drivers {
+		if d.Keys == "" {
+			continue
+		}
+		if len(parts) == n {
+			break
+		}
+		parts = append(parts, d.Keys+" ("+d.What+")")
+	}
+	return strings.Join(parts, "; ")
+}

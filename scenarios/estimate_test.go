@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTheEstimateNamesTheKeysThatDriveTheCost(t *testing.T) {
+	s, err := parse(t, withServer, "fleet.group[0].clients=100000", "control_plane[0].service[0].endpoints=1000", `sample_interval="10ms"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Estimate()
+	if e.Drivers[0].Keys != "fleet.group[0].clients" || e.Drivers[1].Keys != "fleet.group[0].clients, the endpoints of its targets" {
+		t.Errorf("drivers, largest first: %+v", e.Drivers)
+	}
+	var sum int64
+	for i, d := range e.Drivers {
+		sum += d.Cost
+		if i > 0 && d.Cost > e.Drivers[i-1].Cost {
+			t.Errorf("drivers not sorted: %+v", e.Drivers)
+		}
+	}
+	if sum != e.Memory {
+		t.Errorf("Memory %d is not the sum of its drivers %d", e.Memory, sum)
+	}
+	if main := e.Main(e.Drivers, 2); !strings.HasPrefix(main, "fleet.group[0].clients (100000 clients × 1 target(s)); ") {
+		t.Errorf("Main = %q", main)
+	}
+}
+
+// The benchmark of a million clients (scenarios/bench/storm-1m.toml)
+// peaks at 11.9 GB; its estimate must stay under 75 % of a 24 GiB machine
+// (18 GiB), the default --max-memory there, or bench would be refused.
+func TestTheMillionClientBenchmarkFitsTheDefaultLimitOfA24GiBMachine(t *testing.T) {
+	s, err := Load("bench/storm-1m.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Estimate()
+	if e.Memory < 6<<30 || e.Memory > 18<<30 {
+		t.Errorf("storm-1m's estimate is %.1f GiB; its measured peak is 11.9 GB", float64(e.Memory)/(1<<30))
+	}
+}
