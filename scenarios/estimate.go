@@ -87,8 +87,8 @@ func (s *Scenario) Estimate() Estimate {
 		}
 		insts := clients * targets
 		mem(p+".clients", fmt.Sprintf("%d clients × %d target(s)", clients, targets), clients*perClient+insts*perInstance)
-		if eps := s.targetEndpoints(&g); eps > 0 && insts > 0 {
-			mem(p+".clients, the endpoints of its targets", fmt.Sprintf("%d instances × %d endpoints", insts, eps), insts*eps*perEndpointView)
+		if eps, key := s.targetEndpoints(&g); eps > 0 && insts > 0 {
+			mem(key+", "+p+".clients", fmt.Sprintf("%d instances × %d endpoints", insts, eps), insts*eps*perEndpointView)
 		}
 		mem(p+".start_times", fmt.Sprintf("%d start times", len(g.StartTimes)), int64(len(g.StartTimes))*8)
 		series += 1 + targets*int64(len(g.Servers))*10
@@ -122,15 +122,15 @@ func (s *Scenario) Estimate() Estimate {
 }
 
 // targetEndpoints is the largest number of endpoints any service the
-// group targets has, over its clusters.
-func (s *Scenario) targetEndpoints(g *Group) int64 {
-	var n int64
+// group targets has, over its clusters, and the key of that service's
+// endpoints.
+func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 	for _, name := range g.Servers {
 		k := s.controlPlaneIndex(name)
 		if k < 0 {
 			continue
 		}
-		for _, svc := range s.ControlPlanes[k].Services {
+		for j, svc := range s.ControlPlanes[k].Services {
 			if !containsString(g.Targets, svc.Name) {
 				continue
 			}
@@ -150,10 +150,12 @@ func (s *Scenario) targetEndpoints(g *Group) int64 {
 					}
 				}
 			}
-			n = max(n, eps)
+			if eps > n {
+				n, key = eps, fmt.Sprintf("control_plane[%d].service[%d].endpoints", k, j)
+			}
 		}
 	}
-	return n
+	return n, key
 }
 
 func containsString(list []string, s string) bool {
