@@ -139,7 +139,7 @@ func (c *command) usage() string {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, f.spelled(), f.doc)
 		}
 	}
-	b.WriteString("\nExit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with\nfile:line:col, or flags), 3 a breached expectation of the scenario.\n")
+	b.WriteString("\nExit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with\nfile:line:col, or flags), 3 a breached expectation of the scenario, 4 a run\nstopped at --max-events.\n")
 	return b.String()
 }
 
@@ -170,7 +170,9 @@ A scenario is a path to a TOML file or the name of a library scenario
 max); run prints them as a pass/FAIL table on stdout, even with --quiet.
 
 Exit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with
-file:line:col, or flags), 3 the run breached an expectation of the scenario.
+file:line:col, or flags, or a run estimated above --max-memory or
+--max-events), 3 the run breached an expectation of the scenario, 4 a run
+stopped at --max-events.
 `)
 	return b.String()
 }
