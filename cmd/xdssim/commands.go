@@ -289,8 +289,23 @@ func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*sc
 	if err != nil {
 		return nil, err
 	}
-	f := &runFlags{sets: sets, args: pos}
-	return f.load(cmd, required)
+	f := &runFlags{sets: sets, args: pos, maxMemory: vals.last("max-memory"), force: vals.given("force"),
+		given: map[string]bool{"max-memory": vals.given("max-memory")}}
+	s, err := f.load(cmd, required)
+	if err != nil {
+		return nil, err
+	}
+	// The commands that run a scenario are refused above --max-memory,
+	// as run is (docs/limits.md); they take no --max-events.
+	lim, err := parseLimits(f)
+	if err != nil {
+		return nil, err
+	}
+	lim.events = 0
+	if err := lim.check(s.Estimate()); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // durationFlag parses the virtual time a flag gives ("1m30s").

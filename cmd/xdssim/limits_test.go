@@ -128,3 +128,19 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestTraceCsdsAndShrinkAreRefusedAboveMaxMemoryToo(t *testing.T) {
+	for _, args := range [][]string{
+		{"trace", "default", "--client", "web/0", "--set", "fleet.group[0].clients=9999900"},
+		{"csds", "default", "--client", "web/0", "--at", "1m", "--max-memory", "1MiB"},
+		{"shrink", "default", "--max-memory", "1MiB", "--out", filepath.Join(t.TempDir(), "s.toml")},
+	} {
+		code, _, stderr := runMain(t, args...)
+		if code != exitInput || !strings.Contains(stderr, "of memory at its peak") {
+			t.Errorf("%s: exit %d, stderr:\n%s", args[0], code, stderr)
+		}
+	}
+	if code, _, stderr := runMain(t, "csds", "default", "--client", "web/0", "--at", "1m", "--max-memory", "1MiB", "--force"); code != exitOK {
+		t.Errorf("csds --force: exit %d:\n%s", code, stderr)
+	}
+}
