@@ -60,6 +60,8 @@ func TestValuesThatWouldCrashARunAreRefusedWithTheirKey(t *testing.T) {
 			`--set fleet.group[0].profile_fields.backoff_max="1ms": fleet.group[0].profile_fields: profile backoff: want backoff_initial > 0, finite backoff_multiplier >= 1, 0 <= backoff_jitter < 1, backoff_max >= backoff_initial; got 1s × 1.6, jitter 0.2, max 1ms`},
 		{"a whole-table error an override caused points at the override", withServer + "[[fleet.group]]\nclients = 5\n", []string{"fleet.group[0].clients=10000000"},
 			"--set fleet.group[0].clients=10000000: fleet.group: expected at most 10000000 clients in all, found 10000005"},
+		{"a seed above 2^63-1, by --set", withServer, []string{"seed=18446744073709551615"},
+			"--set seed=18446744073709551615: seed: expected an integer from 0 to 9223372036854775807, found 18446744073709551615"},
 		{"arrays nested 40 deep", "a = " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "\n", nil,
 			"s.toml:1:37: malformed TOML: arrays and inline tables nested more than 32 deep"},
 	}

@@ -72,12 +72,17 @@ func (d *decoder) value(path string, x any, v reflect.Value) {
 		var n int64
 		if n, ok = x.(int64); ok {
 			v.SetInt(n)
+		} else if tooBig(x) {
+			d.p.valueError(path, "expected an integer from %d to %d, found %s", int64(math.MinInt64), int64(math.MaxInt64), x)
 		} else {
 			d.mismatch(path, "an integer", x)
 		}
 	case t.Kind() == reflect.Uint64:
 		n, isInt := x.(int64)
 		switch {
+		case !isInt && tooBig(x):
+			ok = false
+			d.p.valueError(path, "expected an integer from 0 to %d, found %s", int64(math.MaxInt64), x)
 		case !isInt:
 			ok = false
 			d.mismatch(path, "a non-negative integer", x)
@@ -222,6 +227,22 @@ func (d *decoder) stringMap(path string, x any, v reflect.Value) bool {
 		out.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
 	}
 	v.Set(out)
+	return true
+}
+
+// tooBig reports whether x is an integer too large for TOML's 64 bits,
+// which the parser (or a --set) left as a string of digits.
+func tooBig(x any) bool {
+	s, ok := x.(string)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if !ok || len(s) < 19 || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
 	return true
 }
 
