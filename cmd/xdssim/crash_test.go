@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMain lets a test run the test binary as the xdssim command:
@@ -210,4 +211,29 @@ name = "svc"
 clients = 2
 `), 0o644)
 	return f
+}
+
+func TestTemporaryFilesAKilledRunLeftAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".summary.json.tmp-123")
+	fresh := filepath.Join(dir, ".report.html.tmp-456")
+	other := filepath.Join(dir, ".notes.txt.tmp-789")
+	for _, f := range []string{stale, fresh, other} {
+		os.WriteFile(f, []byte("half"), 0o644)
+	}
+	long := processStart.Add(-time.Hour)
+	os.Chtimes(stale, long, long)
+	os.Chtimes(other, long, long)
+	os.Chtimes(fresh, processStart.Add(time.Second), processStart.Add(time.Second)) // a run still writing
+	err := writeSet([]string{filepath.Join(dir, "report.html"), filepath.Join(dir, "summary.json")}, []func(io.Writer) error{
+		func(w io.Writer) error { return nil }, func(w io.Writer) error { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]bool{stale: false, fresh: true, other: true} {
+		if _, err := os.Stat(f); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", filepath.Base(f), err == nil, want)
+		}
+	}
 }

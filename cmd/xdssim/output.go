@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
+	"time"
 )
 
 // Outputs are written atomically: each file goes to a temporary file in
@@ -76,6 +78,31 @@ func (s *stagedFile) commit() error {
 // committed.
 func (s *stagedFile) discard() { os.Remove(s.tmp) }
 
+// processStart is when this process started: a temporary file of an
+// output older than it was left by a run that was killed.
+var processStart = time.Now()
+
+// removeStaleTemps removes the temporary files of output name that a
+// killed run left behind (kill -9 between stage and commit), so that
+// they do not pile up. One younger than this process may belong to a run
+// still writing, and is left alone.
+func removeStaleTemps(name string) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+".tmp-*"))
+	for _, f := range old {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.ModTime().Before(processStart) {
+			os.Remove(f)
+		}
+	}
+}
+
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
+}
+
 // syncDir syncs a directory's entries; file systems that cannot sync a
 // directory are not an error.
 func syncDir(dir string) {
@@ -101,6 +128,9 @@ func writeFile(name string, write func(io.Writer) error) error {
 // run. A failure leaves the previous outputs, or the previous outputs
 // without their marker.
 func writeSet(files []string, writes []func(io.Writer) error) error {
+	for _, name := range files {
+		removeStaleTemps(name)
+	}
 	var staged []*stagedFile
 	discard := func() {
 		for _, s := range staged {
