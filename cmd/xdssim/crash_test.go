@@ -115,6 +115,12 @@ func TestAChildKilledBySignalIsInternalUnlessTheUserSentIt(t *testing.T) {
 	if got := childExit(err, nil, syscall.SIGINT, io.Discard); got != 128+int(syscall.SIGKILL) {
 		t.Errorf("killed after the user's signal: exit %d, want %d", got, 128+int(syscall.SIGKILL))
 	}
+	// Ctrl-C reaches the child as well as the parent: an interrupted
+	// child is the user's doing even before the parent forwards anything.
+	err = exec.Command("sh", "-c", "kill -INT $$").Run()
+	if got := childExit(err, nil, nil, io.Discard); got != 128+int(syscall.SIGINT) {
+		t.Errorf("interrupted: exit %d, want %d", got, 128+int(syscall.SIGINT))
+	}
 }
 
 func TestOutputsReplaceASymlinkAndNeverWriteThroughIt(t *testing.T) {

@@ -81,6 +81,11 @@ wait:
 		}
 	}
 	signal.Stop(sigs)
+	select { // a signal that came with the child's end
+	case s := <-sigs:
+		forwarded = s
+	default:
+	}
 	out := <-crash
 	return childExit(werr, out, forwarded, os.Stderr), true
 }
@@ -102,8 +107,9 @@ func childExit(err error, crash []byte, forwarded os.Signal, stderr io.Writer) i
 		return exitInternal
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		if forwarded != nil {
-			// The user interrupted it: the shell's convention.
+		if forwarded != nil || ws.Signal() != syscall.SIGKILL {
+			// The user interrupted it (Ctrl-C reaches both processes):
+			// the shell's convention.
 			return 128 + int(ws.Signal())
 		}
 		fmt.Fprintf(stderr, "xdssim: internal error: killed by signal %v (the kernel's out-of-memory killer does this; 'xdssim validate' prints the run's memory estimate)\n%s\n",
