@@ -93,6 +93,7 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 	var list scenarios.ErrorList
 	var breached breachedError
 	var stopped eventLimitError
+	var ioErr ioError
 	switch {
 	case errors.Is(err, errNoCommand):
 		return exitInput
@@ -110,6 +111,9 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 	case errors.As(err, &in):
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitInput
+	case errors.As(err, &ioErr):
+		fmt.Fprintf(stderr, "xdssim: %v (the file system refused the output; the previous outputs are kept)\n", err)
+		return exitInternal
 	default:
 		fmt.Fprintf(stderr, "xdssim: internal error: %v\n%s\n", err, reportRequest)
 		return exitInternal

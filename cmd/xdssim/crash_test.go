@@ -243,3 +243,41 @@ func TestTemporaryFilesAKilledRunLeftAreRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestAFullDiskIsNotCalledABug: an output the file system refuses to hold
+// (a full disk) exits 1 and keeps the previous output, without the request
+// to report a bug; an error of the renderer itself is still a bug.
+func TestAFullDiskIsNotCalledABug(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(name, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		wantBug bool
+	}{
+		{"the disk is full", &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}, false},
+		{"the renderer failed", errors.New("template: no such chart"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := exitCode(&stderr, func() error {
+				return writeFile(name, func(w io.Writer) error {
+					io.WriteString(w, "half a report")
+					return tc.err
+				})
+			})
+			if code != exitInternal {
+				t.Errorf("exit %d, want %d", code, exitInternal)
+			}
+			if got := strings.Contains(stderr.String(), "please report"); got != tc.wantBug {
+				t.Errorf("asks to report a bug: %v, want %v:\n%s", got, tc.wantBug, stderr.String())
+			}
+			if b, _ := os.ReadFile(name); string(b) != "previous" {
+				t.Errorf("the previous output became %q", b)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -45,7 +46,7 @@ func stage(name string, write func(io.Writer) error) (*stagedFile, error) {
 	fail := func(err error) (*stagedFile, error) {
 		fh.Close()
 		os.Remove(tmp)
-		return nil, fmt.Errorf("writing %s: %w", name, err)
+		return nil, writeError(name, err)
 	}
 	if err := write(fh); err != nil {
 		return fail(err)
@@ -58,9 +59,27 @@ func stage(name string, write func(io.Writer) error) (*stagedFile, error) {
 	}
 	if err := fh.Close(); err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("writing %s: %w", name, err)
+		return nil, writeError(name, err)
 	}
 	return &stagedFile{name: name, tmp: tmp}, nil
+}
+
+// ioError is a failure of the file system under an output (a full disk,
+// a quota, a device error): not bad input and not a bug of xdssim. It
+// exits 1 without the request to report it.
+type ioError struct{ err error }
+
+func (e ioError) Error() string { return e.err.Error() }
+func (e ioError) Unwrap() error { return e.err }
+
+// writeError wraps an error of writing output name: the file system's own
+// errors become ioError, anything else (the renderer's) stays internal.
+func writeError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return ioError{fmt.Errorf("writing %s: %w", name, err)}
+	}
+	return fmt.Errorf("writing %s: %w", name, err)
 }
 
 // commit renames the staged file to its final name and syncs the
