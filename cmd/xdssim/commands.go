@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 )
 
@@ -289,23 +291,45 @@ func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*sc
 	if err != nil {
 		return nil, err
 	}
-	f := &runFlags{sets: sets, args: pos, maxMemory: vals.last("max-memory"), force: vals.given("force"),
-		given: map[string]bool{"max-memory": vals.given("max-memory")}}
+	f := limitFlags(vals)
+	f.sets, f.args = sets, pos
 	s, err := f.load(cmd, required)
 	if err != nil {
 		return nil, err
 	}
-	// The commands that run a scenario are refused above --max-memory,
-	// as run is (docs/limits.md); they take no --max-events.
+	// The commands that run a scenario are refused above --max-memory
+	// and --max-events, as run is (docs/limits.md).
 	lim, err := parseLimits(f)
 	if err != nil {
 		return nil, err
 	}
-	lim.events = 0
 	if err := lim.check(s.Estimate()); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// limitFlags are the --max-memory, --max-events and --force of vals.
+func limitFlags(vals flagValues) *runFlags {
+	return &runFlags{maxMemory: vals.last("max-memory"), maxEvents: vals.last("max-events"), force: vals.given("force"),
+		given: map[string]bool{"max-memory": vals.given("max-memory"), "max-events": vals.given("max-events")}}
+}
+
+// runBounded runs cfg stopping at the --max-events of vals: a run that
+// reaches it is an eventLimitError (exit 4), as run's is. A command that
+// loaded its scenario with loadScenario has already checked the flags.
+func runBounded(vals flagValues, s *scenarios.Scenario, cfg fleet.Config, opts fleet.Options) (*fleet.Results, error) {
+	lim, err := parseLimits(limitFlags(vals))
+	if err != nil {
+		return nil, err
+	}
+	opts.MaxEvents = lim.events
+	res, err := fleet.Run(cfg, opts)
+	var stopped *fleet.EventLimitError
+	if errors.As(err, &stopped) {
+		return nil, eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: s.Estimate().Events}
+	}
+	return res, err
 }
 
 // durationFlag parses the virtual time a flag gives ("1m30s").

@@ -31,7 +31,7 @@ response is empty, and stderr says why.`,
 	flags: []flagDoc{
 		{name: "client", arg: "NAME[/TARGET]", doc: "the client: GROUP/INDEX (every target) or GROUP/INDEX/TARGET (required)"},
 		{name: "at", arg: "T", doc: "the virtual time to look at, such as 1m30s (required)"},
-		flagSeed, flagSet, flagMaxMemory, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	exec: cmdCSDS,
 }
@@ -63,7 +63,7 @@ func cmdCSDS(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	var resp statuspb.ClientStatusResponse
 	var state fleet.ClientState
 	var inspectErr error
-	_, err = fleet.Run(cfg, fleet.Options{InspectAt: []time.Duration{at}, Inspect: func(_ time.Duration, in *fleet.Inspector) {
+	_, err = runBounded(vals, s, cfg, fleet.Options{InspectAt: []time.Duration{at}, Inspect: func(_ time.Duration, in *fleet.Inspector) {
 		resp.Config, state, inspectErr = in.CSDS(client)
 	}})
 	if err != nil {

@@ -144,3 +144,23 @@ func TestTraceCsdsAndShrinkAreRefusedAboveMaxMemoryToo(t *testing.T) {
 		t.Errorf("csds --force: exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestTraceAndCsdsStopAtMaxEventsToo: the commands that replay a run stop
+// at --max-events as run does (exit 4); --force only lifts the refusal by
+// estimate, not the stop.
+func TestTraceAndCsdsStopAtMaxEventsToo(t *testing.T) {
+	for _, args := range [][]string{
+		{"trace", "default", "--client", "web/0", "--max-events", "1000", "--force"},
+		{"csds", "default", "--client", "web/0", "--at", "1m", "--max-events", "1000", "--force"},
+	} {
+		code, _, stderr := runMain(t, args...)
+		if code != exitEventLimit || !strings.Contains(stderr, "stopped at --max-events 1000") {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", args[0], code, exitEventLimit, stderr)
+		}
+	}
+	// Without --force the estimate refuses it first.
+	if code, _, stderr := runMain(t, "trace", "default", "--client", "web/0", "--max-events", "1000"); code != exitInput ||
+		!strings.Contains(stderr, "more than --max-events 1000") {
+		t.Errorf("trace without --force: exit %d; stderr:\n%s", code, stderr)
+	}
+}

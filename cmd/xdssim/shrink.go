@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -30,7 +31,7 @@ command that reproduces it.`,
 		{name: "expect", arg: "METRIC|N", doc: "the expectation to keep breached: its metric path, or its index among [[expect]] (default: the first breached)"},
 		{name: "out", arg: "FILE", doc: "where to write the smaller scenario (default ./<name>-shrunk.toml)", file: true},
 		{name: "max-runs", arg: "N", doc: "stop after N runs, with the smallest scenario found by then (default 500)"},
-		flagSeed, flagSet, flagMaxMemory, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	exec: cmdShrink,
 }
@@ -50,7 +51,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return badInput("shrink: %s has no expectation ([[expect]]) to keep breached", s.Name)
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: shrinking\n", s.Name, s.Seed)
-	res, err := fleet.Run(s.FleetConfig(), fleet.Options{})
+	res, err := runBounded(vals, s, s.FleetConfig(), fleet.Options{})
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,13 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	c0, g0, e0, d0 := shrink.Size(&work)
 	small, st, err := shrink.Shrink(&work, shrink.Options{
 		Fails: func(c *scenarios.Scenario) (bool, error) {
-			r, err := fleet.Run(c.FleetConfig(), fleet.Options{})
+			// A candidate stopped at --max-events did not breach: a
+			// smaller scenario that loops is no reproduction.
+			r, err := runBounded(vals, c, c.FleetConfig(), fleet.Options{})
+			var stopped eventLimitError
+			if errors.As(err, &stopped) {
+				return false, nil
+			}
 			if err != nil {
 				return false, err
 			}
@@ -84,7 +91,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	final, err := fleet.Run(small.FleetConfig(), fleet.Options{})
+	final, err := runBounded(vals, small, small.FleetConfig(), fleet.Options{})
 	if err != nil {
 		return err
 	}
