@@ -452,6 +452,9 @@ service = "echo"
 [[expect]]
 metric = "fleet.starts"
 min = 0
+[[sweep.param]]
+key = "seed"
+values = ["1"]
 `
 
 // clusterSkeleton has a service of several clusters and routes.

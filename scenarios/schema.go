@@ -41,6 +41,9 @@ type Scenario struct {
 	// WhatIf allows settings that no shipping gRPC client can be
 	// configured to have (see whatif.go); the outputs list them.
 	WhatIf bool `toml:"what_if"`
+	// Sweep, when given, is what `xdssim sweep` varies and looks for
+	// (sweep.go); `xdssim run` ignores it.
+	Sweep *Sweep `toml:"sweep,omitempty"`
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -251,6 +254,7 @@ func (s *Scenario) validate(c *checker) {
 	}
 	s.validateWhatIf(c)
 	s.validateExpect(c)
+	s.validateSweep(c)
 	s.validateMetricPaths(c)
 }
 

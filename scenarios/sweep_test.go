@@ -1,0 +1,116 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSweepRangeExpandsToEvenlySpacedValues(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "1s..30s:3", want: []string{"1s", "15.5s", "30s"}},
+		{in: "100..1000:4", want: []string{"100", "400", "700", "1000"}},
+		{in: "0.1..0.3:3", want: []string{"0.1", "0.2", "0.3"}},
+		{in: "1..2:2", want: []string{"1", "2"}},
+		{in: "1.0..2:3", want: []string{"1.0", "1.5", "2.0"}},
+		{in: "5s..5s:1", want: []string{"5s"}},
+		{in: "1..3:5", err: "two are equal"},
+		{in: "30s..1s:3", err: "0 <= lo <= hi"},
+		{in: "1s..3:3", err: "durations"},
+		{in: "1..3", err: "no :steps"},
+		{in: "1-3:3", err: "no .."},
+		{in: "1..3:0", err: "steps must be"},
+	} {
+		got, err := ParseRange(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseRange(%q) = %v, %v; want an error saying %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseRange(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestSweepObjectivesAndConstraintsParse(t *testing.T) {
+	if o, err := ParseObjective("minimize failure_windows.client_seconds"); err != nil || o.Maximize || o.Metric != "failure_windows.client_seconds" {
+		t.Errorf("minimize: %+v %v", o, err)
+	}
+	if o, err := ParseObjective("maximize rpc.success_ratio"); err != nil || !o.Maximize || !o.Better(2, 1) {
+		t.Errorf("maximize: %+v %v", o, err)
+	}
+	for _, bad := range []string{"", "lower x", "minimize", "minimize a b"} {
+		if _, err := ParseObjective(bad); err == nil {
+			t.Errorf("ParseObjective(%q): no error", bad)
+		}
+	}
+	for _, tt := range []struct {
+		in      string
+		v       float64
+		holds   bool
+		metric  string
+		display string
+	}{
+		{"control_plane.cp.peak_queue_depth <= 1000", 1000, true, "control_plane.cp.peak_queue_depth", "control_plane.cp.peak_queue_depth <= 1000"},
+		{"x<1000", 1000, false, "x", "x < 1000"},
+		{"x >= 0.5", 0.5, true, "x", "x >= 0.5"},
+		{"x > 0.5", 0.5, false, "x", "x > 0.5"},
+	} {
+		c, err := ParseConstraint(tt.in)
+		if err != nil || c.Metric != tt.metric || c.Holds(tt.v) != tt.holds || c.String() != tt.display {
+			t.Errorf("ParseConstraint(%q) = %+v, %v; Holds(%v) = %v, want %v", tt.in, c, err, tt.v, c.Holds(tt.v), tt.holds)
+		}
+	}
+	for _, bad := range []string{"x", "x <= y", "<= 3", "x == 3", "x <= NaN"} {
+		if _, err := ParseConstraint(bad); err == nil {
+			t.Errorf("ParseConstraint(%q): no error", bad)
+		}
+	}
+}
+
+func TestSweepTableIsValidatedWithPositions(t *testing.T) {
+	const base = "[[fleet.group]]\nclients = 2\n"
+	for _, tt := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"metric unknown", base + "[sweep]\nmetrics = [\"fleet.start\"]\n",
+			[]string{`s.toml:4:12: sweep.metrics[0]: no metric "fleet.start" in summary.json; did you mean "fleet.starts"?`}},
+		{"bad constraint and objective", base + "[sweep]\nconstraints = [\"x == 3\"]\nobjectives = [\"lower x\"]\n",
+			[]string{
+				`s.toml:4:16: sweep.constraints[0]: expected "PATH <= N" (or <, >=, >; PATH a summary.json metric, N a finite number), found "x == 3"`,
+				`s.toml:5:15: sweep.objectives[0]: expected "minimize PATH" or "maximize PATH" (PATH a summary.json metric), found "lower x"`,
+			}},
+		{"param without values", base + "[[sweep.param]]\nkey = \"seed\"\n",
+			[]string{`s.toml:3:1: sweep.param[0].values: expected at least one value, or a range = "lo..hi:steps"`}},
+		{"param twice, bad range", base + "[[sweep.param]]\nkey = \"seed\"\nvalues = [\"1\"]\n[[sweep.param]]\nkey = \"seed\"\nrange = \"1..2\"\n",
+			[]string{
+				`s.toml:7:7: sweep.param[1].key: seed is already varied by sweep.param[0]`,
+				`s.toml:8:9: sweep.param[1].range: expected lo..hi:steps such as 1s..30s:5 or 100..1000:4, found "1..2": no :steps`,
+			}},
+		{"seeds out of range", base + "[sweep]\nseeds = 0\n", []string{`s.toml:4:9: sweep.seeds: expected a number of seeds from 1 to 10000, found 0`}},
+		{"valid", base + "[sweep]\nseeds = 3\nmetrics = [\"fleet.starts\", \"events\"]\nobjectives = [\"minimize rpc.failed\"]\n" +
+			"constraints = [\"rpc.failed <= 3\"]\n[[sweep.param]]\nkey = \"fleet.group[0].clients\"\nrange = \"1..3:3\"\n", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(&Source{File: "s.toml", Name: "s", Data: []byte(tt.doc)}, nil)
+			var got []string
+			if list, ok := err.(ErrorList); ok {
+				for _, e := range list {
+					got = append(got, e.Error())
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
