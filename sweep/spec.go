@@ -1,0 +1,154 @@
+// Package sweep runs many independent runs of one scenario: a grid of
+// values of some of its keys × seeds, on a pool of workers, and summarises
+// each point of the grid over its seeds (mean and 95 % interval), picks the
+// best point for an objective under constraints, splits the runs into
+// shards and merges shards back (sweep, shard.go), compares two variants on
+// the same seeds (compare.go) and searches for the value of a key at which
+// a metric crosses a bound (find.go).
+//
+// Every run is a deterministic run of the resolved scenario, and results
+// are collected by run index, never by completion order, so a sweep's
+// outputs are byte-identical whatever the number of workers or shards
+// (DESIGN.md, "Sweeps and sharding").
+package sweep
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xdssim/xdssim/scenarios"
+)
+
+// Param is one key a sweep varies and the values it takes, each written as
+// --set takes it.
+type Param struct {
+	Key    string
+	Values []string
+}
+
+// Spec is what a sweep varies and looks for: a scenario's [sweep] table
+// with the command line's flags applied.
+type Spec struct {
+	// Params are the keys varied; the grid is every combination of their
+	// values, the first param varying slowest.
+	Params []Param
+	// Seeds is how many seeds each point runs with, from the scenario's
+	// seed on.
+	Seeds int
+	// Metrics are the summary.json paths recorded; empty: the headline
+	// figures the scenario reports. The metrics of the objectives and
+	// constraints are recorded too.
+	Metrics     []string
+	Objectives  []scenarios.Objective
+	Constraints []scenarios.Constraint
+}
+
+// SpecOf returns the Spec of the scenario's [sweep] table; a scenario
+// without one gives no params and 5 seeds.
+func SpecOf(s *scenarios.Scenario) (Spec, error) {
+	spec := Spec{Seeds: 5}
+	sw := s.Sweep
+	if sw == nil {
+		return spec, nil
+	}
+	spec.Seeds = sw.Seeds
+	spec.Metrics = append(spec.Metrics, sw.Metrics...)
+	for _, p := range sw.Params {
+		vs, err := p.ParamValues()
+		if err != nil {
+			return Spec{}, fmt.Errorf("sweep.param %s: %w", p.Key, err)
+		}
+		spec.Params = append(spec.Params, Param{Key: p.Key, Values: vs})
+	}
+	for _, o := range sw.Objectives {
+		ob, err := scenarios.ParseObjective(o)
+		if err != nil {
+			return Spec{}, err
+		}
+		spec.Objectives = append(spec.Objectives, ob)
+	}
+	for _, c := range sw.Constraints {
+		con, err := scenarios.ParseConstraint(c)
+		if err != nil {
+			return Spec{}, err
+		}
+		spec.Constraints = append(spec.Constraints, con)
+	}
+	return spec, nil
+}
+
+// SetParam adds p to the spec's params, or replaces the param of the same
+// key in place.
+func (s *Spec) SetParam(p Param) {
+	for i := range s.Params {
+		if s.Params[i].Key == p.Key {
+			s.Params[i] = p
+			return
+		}
+	}
+	s.Params = append(s.Params, p)
+}
+
+// ParseParam reads a --param: "key=v1,v2,…" (commas inside brackets or
+// quotes do not split) or "key=lo..hi:steps".
+func ParseParam(arg string) (Param, error) {
+	key, rest, ok := strings.Cut(arg, "=")
+	key, rest = strings.TrimSpace(key), strings.TrimSpace(rest)
+	if !ok || key == "" || rest == "" {
+		return Param{}, fmt.Errorf("--param %s: expected key=v1,v2,… or key=lo..hi:steps, such as control_plane[0].workers=2,4,8", arg)
+	}
+	if strings.Contains(rest, "..") && strings.Contains(rest, ":") && !strings.ContainsAny(rest, "[\"'") {
+		vs, err := scenarios.ParseRange(rest)
+		if err != nil {
+			return Param{}, fmt.Errorf("--param %s: %w", arg, err)
+		}
+		return Param{Key: key, Values: vs}, nil
+	}
+	vs, err := splitValues(rest)
+	if err != nil {
+		return Param{}, fmt.Errorf("--param %s: %w", arg, err)
+	}
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if v == "" {
+			return Param{}, fmt.Errorf("--param %s: an empty value", arg)
+		}
+		if seen[v] {
+			return Param{}, fmt.Errorf("--param %s: the value %s is given twice", arg, v)
+		}
+		seen[v] = true
+	}
+	return Param{Key: key, Values: vs}, nil
+}
+
+// splitValues splits a comma-separated list of --set values, leaving
+// commas inside [], {} and quotes alone.
+func splitValues(s string) ([]string, error) {
+	var out []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	if quote != 0 || depth != 0 {
+		return nil, fmt.Errorf("unbalanced quotes or brackets in %q", s)
+	}
+	return append(out, strings.TrimSpace(s[start:])), nil
+}
