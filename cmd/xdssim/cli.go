@@ -41,9 +41,16 @@ func badInput(format string, args ...any) error {
 
 // breachedError says a run breached some of its scenario's expectations:
 // exit code 3. The run itself succeeded and its outputs are written.
-type breachedError struct{ breached, total int }
+// A sweep with no point that meets its constraints is one too, with msg.
+type breachedError struct {
+	breached, total int
+	msg             string
+}
 
 func (e breachedError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
 	return fmt.Sprintf("%d of %d expectations breached", e.breached, e.total)
 }
 

@@ -72,6 +72,7 @@ func commands() []*command {
 	return []*command{
 		&runCommand, &validateCommand, &listCommand, &explainCommand,
 		&traceCommand, &csdsCommand, &shrinkCommand,
+		&sweepCommand, &compareCommand, &mergeCommand,
 		&schemaCommand, &completionCommand, &versionCommand,
 	}
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/sweep"
+	"github.com/xdssim/xdssim/viz"
+)
+
+var compareCommand = command{
+	name: "compare", args: "A [B]", scenario: true,
+	summary: "run two variants on the same seeds and report every headline figure's paired difference",
+	about: `Run two variants on the same seeds (common random numbers) and report, for
+every headline figure, each variant's mean over the seeds and the difference
+B − A paired by seed with its 95 % interval, beside the interval unpaired runs
+would give. The variants are two scenarios (compare A B), or one scenario with
+--a and --b overrides (compare FILE --b key=value), or one scenario run by two
+profiles (compare FILE --profiles grpc-go,grpc-java). --set applies to both.
+Writes compare.json and compare.html (the table, and the timelines of the
+first seed of both overlaid) to the output directory.`,
+	flags: []flagDoc{
+		{name: "a", arg: "key=value", doc: "an override of variant A only (repeatable)"},
+		{name: "b", arg: "key=value", doc: "an override of variant B only (repeatable)"},
+		{name: "profiles", arg: "P,Q", doc: "run every group of A with profile P and of B with profile Q"},
+		{name: "seeds", arg: "N", doc: "seeds, from the scenario's seed on (default 10)"},
+		{name: "metric", arg: "PATH", doc: "a summary.json path to compare (repeatable; default the headline figures)"},
+		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
+		{name: "quiet", doc: "print only where the report went"},
+		flagSeed, flagSet,
+	},
+	exec: cmdCompare,
+}
+
+func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
+	if len(pos) == 0 || len(pos) > 2 {
+		return badInput("compare: expected two scenarios, or one with --a, --b or --profiles; found %d", len(pos))
+	}
+	if len(pos) == 1 && !vals.given("a") && !vals.given("b") && !vals.given("profiles") {
+		return badInput("compare: with one scenario, give --a, --b or --profiles to make two variants")
+	}
+	base := append([]string{}, vals["set"]...)
+	if v := vals.last("seed"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return badInput("--seed %s: expected a non-negative integer", v)
+		}
+		base = append(base, "seed="+strconv.FormatUint(n, 10))
+	}
+	refs := []string{pos[0], pos[len(pos)-1]}
+	var variants [2]sweep.Variant
+	var resolved [2]*scenarios.Scenario
+	var profiles []string
+	if v := vals.last("profiles"); v != "" {
+		profiles = strings.Split(v, ",")
+		if len(profiles) != 2 || profiles[0] == "" || profiles[1] == "" {
+			return badInput("--profiles %s: expected two profiles, P,Q", v)
+		}
+	}
+	for i, side := range []string{"a", "b"} {
+		src, err := scenarios.Open(refs[i])
+		if err != nil {
+			return inputError{err}
+		}
+		sets := append(append([]string{}, base...), vals[side]...)
+		s, err := scenarios.Parse(src, sets)
+		if err != nil {
+			return err
+		}
+		if profiles != nil {
+			for g := range s.Fleet.Groups {
+				sets = append(sets, fmt.Sprintf("fleet.group[%d].profile=%q", g, profiles[i]))
+			}
+			if s, err = scenarios.Parse(src, sets); err != nil {
+				return err
+			}
+		}
+		resolved[i] = s
+		name := refs[i]
+		for _, o := range sets {
+			name += " --set " + shellQuote(o)
+		}
+		variants[i] = sweep.Variant{Name: name, Src: src, Sets: sets}
+	}
+	seeds := 10
+	if v := vals.last("seeds"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return badInput("--seeds %s: expected a number of seeds from 1 to 10000", v)
+		}
+		seeds = n
+	}
+	workers, err := workersFlag(vals)
+	if err != nil {
+		return err
+	}
+	var seedList []uint64
+	for i := range seeds {
+		seedList = append(seedList, resolved[0].Seed+uint64(i))
+	}
+	fmt.Fprintf(stderr, "xdssim: compare on %d seeds from %d, %s\nxdssim: A = %s\nxdssim: B = %s\n",
+		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)
+	bar := newSweepProgress(stderr, vals.given("quiet"))
+	start := time.Now()
+	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return inputError{err}
+	}
+	if !vals.given("quiet") {
+		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", 2*seeds, time.Since(start).Round(time.Millisecond))
+	}
+	out := vals.last("out")
+	if out == "" {
+		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return badInput("--out %s: %v", out, err)
+	}
+	if err := writeFile(filepath.Join(out, "compare.json"), func(w io.Writer) error {
+		b, err := c.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}); err != nil {
+		return err
+	}
+	report := filepath.Join(out, "compare.html")
+	if err := writeFile(report, func(w io.Writer) error { return viz.WriteCompare(w, c) }); err != nil {
+		return err
+	}
+	if !vals.given("quiet") {
+		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "metric\tA\tB\tB − A paired\tunpaired")
+		for _, r := range c.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Metric, statText(r.A), statText(r.B), statText(r.Paired), statText(r.Unpaired))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(stdout, report)
+	return nil
+}
