@@ -45,13 +45,11 @@ func runChromium(t *testing.T, bin, url string, extra ...string) (stdout, stderr
 	return out.String(), errb.String()
 }
 
-// TestReportRendersInABrowser loads a library scenario's report from
-// file:// in headless Chromium and checks that it rendered: no script or
-// console error, and a canvas of non-zero size in every chart container.
-// It leaves a screenshot in the test's temp directory (-v prints where).
-// Without Chromium it is skipped, unless XDSSIM_BROWSER_TEST=required
-// (.ci/run sets it after installing Chromium).
-func TestReportRendersInABrowser(t *testing.T) {
+// browserOrSkip returns the path of Chromium, or skips the test when there
+// is none, unless XDSSIM_BROWSER_TEST=required (.ci/run sets it after
+// installing Chromium).
+func browserOrSkip(t *testing.T) string {
+	t.Helper()
 	bin := chromium()
 	if bin == "" {
 		if os.Getenv("XDSSIM_BROWSER_TEST") == "required" {
@@ -59,18 +57,35 @@ func TestReportRendersInABrowser(t *testing.T) {
 		}
 		t.Skip("no chromium on PATH (apt-get install chromium)")
 	}
+	return bin
+}
+
+// TestReportRendersInABrowser loads a library scenario's report from
+// file:// in headless Chromium and checks that it rendered: no script or
+// console error, and a canvas of non-zero size in every chart container.
+// It leaves a screenshot in the test's temp directory (-v prints where).
+// Without Chromium it is skipped, unless XDSSIM_BROWSER_TEST=required
+// (.ci/run sets it after installing Chromium).
+func TestReportRendersInABrowser(t *testing.T) {
+	bin := browserOrSkip(t)
 	res, exp := libraryRun(t)
-	want := len(pageCharts(t, render(t, res, exp...)))
+	page := render(t, res, exp...)
+	checkRendersInBrowser(t, bin, "report.html", page)
+}
+
+// checkRendersInBrowser writes page to a file named name, loads it from
+// file:// in headless Chromium and checks that it rendered: no script or
+// console error, and a canvas of non-zero size in each of the page's chart
+// containers. It leaves a screenshot beside the page (-v prints where).
+func checkRendersInBrowser(t *testing.T, bin, name, page string) {
+	t.Helper()
+	want := len(pageCharts(t, page))
+	if want == 0 {
+		t.Fatalf("%s has no chart", name)
+	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "report.html")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteReport(f, res, exp...); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	url := "file://" + path
@@ -110,7 +125,7 @@ func TestReportRendersInABrowser(t *testing.T) {
 		}
 	}
 
-	shot := filepath.Join(dir, "report.png")
+	shot := strings.TrimSuffix(path, ".html") + ".png"
 	runChromium(t, bin, url, "--screenshot="+shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() == 0 {
 		t.Fatalf("no screenshot at %s: %v", shot, err)

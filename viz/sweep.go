@@ -250,7 +250,10 @@ func paramChart(r *sweep.Result, ids idSet, m, a, b int) chart {
 		legend = append(legend, name)
 	}
 	return chart{ID: id, Title: title, Height: 340, option: options(l),
-		Runtime: runtimeOpts{Patch: map[string]any{"legend": map[string]any{"data": legend}}}}
+		Runtime: runtimeOpts{Patch: map[string]any{
+			"legend": map[string]any{"data": legend},
+			"yAxis":  map[string]any{"nameTextStyle": map[string]any{"align": "left"}},
+		}}}
 }
 
 // sweepHeatmap draws metric m's mean over the first two params.
@@ -270,7 +273,9 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 			if len(b) > 1 {
 				b = append(b, ',')
 			}
-			b = fmt.Appendf(b, "[%d,%d,%s]", x, y, formatNumber(s.Mean))
+			// Four significant digits: the cells are labelled with them.
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(s.Mean, 'g', 4, 64), 64)
+			b = fmt.Appendf(b, "[%d,%d,%s]", x, y, formatNumber(v))
 		}
 	}
 	b = append(b, ']')
@@ -293,10 +298,11 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 		Runtime: runtimeOpts{Patch: map[string]any{
 			"visualMap": map[string]any{
 				"type": "continuous", "min": lo, "max": hi, "calculable": true, "dimension": 2,
-				"orient": "horizontal", "left": 8, "top": 30, "itemHeight": 160,
+				"orient": "horizontal", "right": 8, "top": 30, "itemHeight": 160,
 				"inRange": map[string]any{"color": []string{"#f7fbff", "#6baed6", "#08306b"}},
 			},
 			"grid":   map[string]any{"top": 90},
+			"yAxis":  map[string]any{"nameTextStyle": map[string]any{"align": "left"}},
 			"series": map[string]any{"progressive": 0},
 		}}}
 }
@@ -365,7 +371,8 @@ func paretoChart(r *sweep.Result, ids idSet) chart {
 	add("points meeting the constraints", feasible, "#1f77b4", true)
 	add("points breaking a constraint", infeasible, "#b8bec7", true)
 	add("Pareto front", frontPts, "#d62728", false)
-	return chart{ID: id, Title: title, Height: 420, option: options(l)}
+	return chart{ID: id, Title: title, Height: 420, option: options(l),
+		Runtime: runtimeOpts{Patch: map[string]any{"yAxis": map[string]any{"nameTextStyle": map[string]any{"align": "left"}}}}}
 }
 
 // objectiveMetric is the metric of "minimize PATH".
