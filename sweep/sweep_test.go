@@ -319,3 +319,31 @@ func TestShardFlagParses(t *testing.T) {
 		t.Errorf("shard 1/4 of 10 runs: %v", got)
 	}
 }
+
+// TestPairedIntervalsAreNarrowerOnTheSameSeeds: two variants run on the
+// same seeds share their randomness (every client's start, every latency
+// draw), so the interval of the per-seed differences is narrower than the
+// one the same runs give unpaired.
+func TestPairedIntervalsAreNarrowerOnTheSameSeeds(t *testing.T) {
+	src, err := scenarios.Open("testdata/outage.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(Variant{Name: "A", Src: src}, Variant{Name: "B", Src: src, Sets: []string{"fleet.restart[0].downtime=5s"}},
+		[]uint64{1, 2, 3, 4, 5, 6}, []string{"failure_windows.client_seconds", "rpc.failed"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Rows {
+		if r.Paired.N != 6 || math.Abs(r.Paired.Mean-(r.B.Mean-r.A.Mean)) > 1e-9 {
+			t.Errorf("%s: paired mean %v, want B − A = %v", r.Metric, r.Paired.Mean, r.B.Mean-r.A.Mean)
+		}
+		if !(r.Paired.HalfWidth() < r.Unpaired.HalfWidth()) {
+			t.Errorf("%s: paired ±%v is not narrower than unpaired ±%v", r.Metric, r.Paired.HalfWidth(), r.Unpaired.HalfWidth())
+		}
+		t.Logf("%s: B − A = %.4g, paired ±%.3g, unpaired ±%.3g", r.Metric, r.Paired.Mean, r.Paired.HalfWidth(), r.Unpaired.HalfWidth())
+	}
+	if c.First[0] == nil || c.First[1] == nil || c.First[0].Seed != 1 {
+		t.Error("the first seed's results are not kept for the timelines")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -329,7 +330,7 @@ func printPoints(w io.Writer, res *sweep.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(res.Constraints) > 0 {
+	if slices.ContainsFunc(res.Points, func(p sweep.Point) bool { return !p.Feasible }) {
 		fmt.Fprintf(w, "* breaks a constraint: %s\n", strings.Join(res.Constraints, "; "))
 	}
 	return nil
