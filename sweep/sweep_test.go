@@ -347,3 +347,31 @@ func TestPairedIntervalsAreNarrowerOnTheSameSeeds(t *testing.T) {
 		t.Error("the first seed's results are not kept for the timelines")
 	}
 }
+
+// TestLibrarySweepTablesResolve: every [sweep] table of the library names
+// keys, values and metrics its scenario accepts at every point.
+func TestLibrarySweepTablesResolve(t *testing.T) {
+	n := 0
+	for _, e := range scenarios.Library() {
+		src, err := scenarios.Open(e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := scenarios.Parse(src, nil)
+		if err != nil || s.Sweep == nil {
+			continue
+		}
+		n++
+		spec, err := SpecOf(s)
+		if err != nil {
+			t.Errorf("%s: %v", e.Name, err)
+			continue
+		}
+		if _, err := NewPlan(src, nil, spec); err != nil {
+			t.Errorf("%s: %v", e.Name, err)
+		}
+	}
+	if n == 0 {
+		t.Error("no library scenario has a [sweep] table")
+	}
+}
