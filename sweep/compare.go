@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -136,6 +135,5 @@ func (c *Comparison) JSON() ([]byte, error) {
 		}
 		out.Rows = append(out.Rows, jr)
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	return append(b, '\n'), err
+	return marshalIndent(out)
 }

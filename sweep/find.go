@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -131,11 +130,10 @@ func (r *FindResult) Stat() Stat {
 
 // JSON renders the result as find.json.
 func (r *FindResult) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(struct {
+	return marshalIndent(struct {
 		Schema string `json:"schema"`
 		*FindResult
-	}{"xdssim.find/v1", r}, "", "  ")
-	return append(b, '\n'), err
+	}{"xdssim.find/v1", r})
 }
 
 // RunFind runs the threshold search over the scenario src with the

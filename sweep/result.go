@@ -218,6 +218,19 @@ type (
 	}
 )
 
+// marshalIndent renders v as 2-space indented JSON ending in a newline,
+// without escaping <, > and & (constraints read "x <= 3").
+func marshalIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
 // num is v for JSON: nil when NaN or infinite.
 func num(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -255,11 +268,11 @@ func (r *Result) JSON() ([]byte, error) {
 	for _, run := range r.Runs {
 		out.Runs = append(out.Runs, toRunJSON(run, r.Metrics))
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	b, err := marshalIndent(out)
 	if err != nil {
 		return nil, fmt.Errorf("sweep.json: %w", err)
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
 func toRunJSON(run Run, metrics []string) runJSON {

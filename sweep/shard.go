@@ -67,11 +67,7 @@ func ShardJSON(h Header, s Shard, runs []Run) ([]byte, error) {
 	for _, r := range runs {
 		out.Runs = append(out.Runs, toRunJSON(r, h.Metrics))
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	return marshalIndent(out)
 }
 
 // ShardFile is one shard's file, by name, for Merge.
