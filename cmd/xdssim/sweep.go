@@ -25,7 +25,8 @@ per seed, on a pool of workers (GOMAXPROCS by default), and write sweep.json,
 sweep.csv (one row per run) and sweep.html (each metric against each param,
 mean and 95 % interval over the seeds) to the output directory. The grid, the
 seeds, the metrics, the objectives and the constraints come from the
-scenario's [sweep] table; the flags add to it or replace it. With an
+scenario's [sweep] table; each kind of flag given replaces what the table
+says of it. With an
 objective, the best point that meets every constraint is printed with the
 --set overrides that reproduce it; with constraints that no point meets, the
 sweep exits 3. Outputs are byte-identical whatever the number of workers.
@@ -37,7 +38,7 @@ writes. --find key=lo..hi searches, seed by seed, for the value of key at
 which the metric of the one --constraint stops holding, and prints the
 threshold with its 95 % interval.`,
 	flags: []flagDoc{
-		{name: "param", arg: "key=VALUES", doc: "vary key over v1,v2,… or lo..hi:steps (repeatable; replaces a [sweep] param of the same key)"},
+		{name: "param", arg: "key=VALUES", doc: "vary key over v1,v2,… or lo..hi:steps (repeatable; the --param flags replace the [sweep] params)"},
 		{name: "seeds", arg: "N", doc: "seeds per point, from the scenario's seed on (default [sweep] seeds, else 5)"},
 		{name: "metric", arg: "PATH", doc: "a summary.json path to record and chart (repeatable; default [sweep] metrics, else the headline figures)"},
 		{name: "objective", arg: "GOAL", doc: "\"minimize PATH\" or \"maximize PATH\" (repeatable, at most 2; replaces [sweep] objectives)"},
@@ -74,6 +75,9 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 	spec, err := sweep.SpecOf(s)
 	if err != nil {
 		return spec, inputError{err}
+	}
+	if vals.given("param") {
+		spec.Params = nil // the flags' grid replaces the table's
 	}
 	for _, a := range vals["param"] {
 		p, err := sweep.ParseParam(a)

@@ -68,7 +68,7 @@ func TestSweepExitCodes(t *testing.T) {
 			"xdssim: no point of the sweep meets every constraint (failure_windows.client_seconds <= 1)"},
 		{"a malformed param", []string{"--param", "fleet.restart[0].fraction"}, exitInput, "expected key=v1,v2"},
 		{"a value the scenario refuses", []string{"--param", "fleet.restart[0].fraction=0.5,2"}, exitInput,
-			"sweep point 2 (fleet.restart[0].fraction=2 fleet.restart[0].downtime=1s): --set fleet.restart[0].fraction=2: "},
+			"sweep point 1 (fleet.restart[0].fraction=2): --set fleet.restart[0].fraction=2: "},
 		{"an unknown metric", []string{"--metric", "rpc.faild"}, exitInput, `no metric "rpc.faild"`},
 		{"a malformed constraint", []string{"--constraint", "rpc.failed = 3"}, exitInput, `--constraint: expected "PATH <= N"`},
 		{"a bad shard", []string{"--shard", "4/4"}, exitInput, "expected a shard index from 0 to 3"},
