@@ -174,6 +174,9 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if vals.given("find") {
+		if vals.given("shard") || vals.given("param") {
+			return badInput("--find searches one key on its own: it takes no --shard and no --param")
+		}
 		return cmdFind(src, sets, s, spec, vals, workers, stdout, stderr)
 	}
 	plan, err := sweep.NewPlan(src, sets, spec)

@@ -73,6 +73,8 @@ func TestSweepExitCodes(t *testing.T) {
 		{"a malformed constraint", []string{"--constraint", "rpc.failed = 3"}, exitInput, `--constraint: expected "PATH <= N"`},
 		{"a bad shard", []string{"--shard", "4/4"}, exitInput, "expected a shard index from 0 to 3"},
 		{"find without a constraint", []string{"--find", "fleet.restart[0].fraction=0.1..0.9"}, exitInput, "expected exactly one --constraint"},
+		{"find with a shard", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--shard", "0/2"}, exitInput,
+			"--find searches one key on its own"},
 		{"find never crosses", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--seeds", "1", "--steps", "1"}, exitBreached,
 			"does not cross rpc.failed >= 0 between 0.1 and 0.9 for any seed"},
 	} {
