@@ -200,15 +200,11 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		shard = &sh
 	}
 	quiet := vals.given("quiet")
-	var indices []int
-	todo := plan.Runs()
-	if shard != nil {
-		indices = shard.Indices(plan.Runs())
-		todo = len(indices)
-	}
+	var indices []int // nil: every run
 	what := ""
 	if shard != nil {
-		what = fmt.Sprintf(", shard %s: %d of its runs", shard, todo)
+		indices = shard.Indices(plan.Runs())
+		what = fmt.Sprintf(", shard %s: %d of them", shard, len(indices))
 	}
 	fmt.Fprintf(stderr, "xdssim: sweep of %s: %d points × %d seeds = %d runs%s, %s\n",
 		s.Name, plan.Points(), len(plan.Seeds), plan.Runs(), what, workersText(workers))
