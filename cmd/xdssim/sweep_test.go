@@ -157,6 +157,10 @@ func TestCompareReportsPairedDifferences(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	code, stdout, stderr = runMain(t, "compare", outage, "--profiles", "grpc-go,grpc-java", "--seeds", "2", "--out", t.TempDir(), "--quiet")
+	if code != exitOK || !strings.Contains(stderr, `--set 'fleet.group[0].profile="grpc-java"'`) || !strings.HasSuffix(strings.TrimSpace(stdout), "compare.html") {
+		t.Errorf("--profiles: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	if code, _, stderr := runMain(t, "compare", outage); code != exitInput || !strings.Contains(stderr, "give --a, --b or --profiles") {
 		t.Errorf("one scenario, no variant: exit %d:\n%s", code, stderr)
 	}
