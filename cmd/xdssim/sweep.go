@@ -25,11 +25,11 @@ per seed, on a pool of workers (GOMAXPROCS by default), and write sweep.json,
 sweep.csv (one row per run) and sweep.html (each metric against each param,
 mean and 95 % interval over the seeds) to the output directory. The grid, the
 seeds, the metrics, the objectives and the constraints come from the
-scenario's [sweep] table; each kind of flag given replaces what the table
-says of it. With an
-objective, the best point that meets every constraint is printed with the
---set overrides that reproduce it; with constraints that no point meets, the
-sweep exits 3. Outputs are byte-identical whatever the number of workers.
+scenario's [sweep] table; each kind of flag given replaces what the table says
+of it. With an objective, the best point that meets every constraint is
+printed with the --set overrides that reproduce it; with constraints that no
+point meets, the sweep exits 3. Outputs are byte-identical whatever the number
+of workers.
 
 --shard i/n runs only every n-th run from the i-th (i defaults to
 JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it) and writes
