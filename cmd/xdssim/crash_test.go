@@ -51,7 +51,8 @@ func TestExitCodeClasses(t *testing.T) {
 	}{
 		{"success", nil, exitOK},
 		{"bad input", badInput("--seed x: no"), exitInput},
-		{"breached expectation", breachedError{1, 2}, exitBreached},
+		{"breached expectation", breachedError{breached: 1, total: 2}, exitBreached},
+		{"no point of a sweep meets its constraints", breachedError{msg: "no point of the sweep meets every constraint"}, exitBreached},
 		{"our own error", errors.New("fleet: broken invariant"), exitInternal},
 	}
 	for _, tt := range tests {
