@@ -35,7 +35,7 @@ first seed of both overlaid) to the output directory.`,
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
 		{name: "quiet", doc: "print only where the report went"},
-		flagSeed, flagSet,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	exec: cmdCompare,
 }
@@ -101,6 +101,12 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	workers, err := workersFlag(vals)
 	if err != nil {
 		return err
+	}
+	for i, v := range variants {
+		one := func(int) []string { return v.Sets }
+		if err := checkSweepLimits(vals, v.Src, 1, one, 2*seeds, workers); err != nil {
+			return fmt.Errorf("variant %s: %w", []string{"A", "B"}[i], err)
+		}
 	}
 	var seedList []uint64
 	for i := range seeds {

@@ -28,11 +28,11 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 			return badInput("--steps %s: expected a number of bisection steps from 1 to 60", v)
 		}
 	}
-	// Both ends must be values the scenario accepts.
-	for _, v := range []string{lo, hi} {
-		if _, err := scenarios.Parse(src, append(append([]string{}, sets...), key+"="+v)); err != nil {
-			return err
-		}
+	// Both ends must be values the scenario accepts, and runs of them
+	// within the bounds on a run's cost.
+	ends := func(i int) []string { return append(append([]string{}, sets...), key+"="+[]string{lo, hi}[i]) }
+	if err := checkSweepLimits(vals, src, 2, ends, 2*spec.Seeds, workers); err != nil {
+		return err
 	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], Steps: steps}
 	for i := range spec.Seeds {

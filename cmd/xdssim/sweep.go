@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ threshold with its 95 % interval.`,
 		{name: "find", arg: "key=lo..hi", doc: "bisect key between lo and hi for where the --constraint stops holding, seed by seed"},
 		{name: "steps", arg: "N", doc: "bisection steps of --find (default 8)"},
 		{name: "quiet", doc: "print no progress and no table, only the best point and where the outputs went"},
-		flagSeed, flagSet,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	exec: cmdSweep,
 }
@@ -186,6 +187,9 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			return list
 		}
 		return inputError{err}
+	}
+	if err := checkSweepLimits(vals, src, plan.Points(), plan.PointSets, plan.Runs(), workers); err != nil {
+		return err
 	}
 	out := vals.last("out")
 	if out == "" {
@@ -426,4 +430,41 @@ func sweepProgressLine(done, total int, elapsed time.Duration) string {
 		line += ", " + left.Round(time.Second).String() + " left"
 	}
 	return line
+}
+
+// checkSweepLimits refuses a sweep whose largest run, times the runs it
+// holds at once, is estimated above --max-memory, or one of whose runs is
+// estimated above --max-events, as run refuses one run (docs/limits.md).
+// Point pt's scenario is resolved with sets(pt); runs is the number of
+// runs, workers the pool's size (0: GOMAXPROCS).
+func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets func(int) []string, runs, workers int) error {
+	f := &runFlags{given: map[string]bool{}, force: vals.given("force")}
+	for _, name := range []string{"max-memory", "max-events"} {
+		f.given[name] = vals.given(name)
+	}
+	f.maxMemory, f.maxEvents = vals.last("max-memory"), vals.last("max-events")
+	lim, err := parseLimits(f)
+	if err != nil {
+		return err
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var worst scenarios.Estimate
+	for pt := range points {
+		s, err := scenarios.Parse(src, sets(pt))
+		if err != nil {
+			return err
+		}
+		est := s.Estimate()
+		if est.Memory > worst.Memory {
+			worst.Memory, worst.Drivers = est.Memory, est.Drivers
+		}
+		if est.Events > worst.Events {
+			worst.Events, worst.EventDrivers = est.Events, est.EventDrivers
+		}
+	}
+	// Every worker may hold a run of the largest point at once.
+	worst.Memory *= int64(max(1, min(workers, runs)))
+	return lim.check(worst)
 }

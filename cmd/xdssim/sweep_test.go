@@ -73,6 +73,10 @@ func TestSweepExitCodes(t *testing.T) {
 		{"a malformed constraint", []string{"--constraint", "rpc.failed = 3"}, exitInput, `--constraint: expected "PATH <= N"`},
 		{"a bad shard", []string{"--shard", "4/4"}, exitInput, "expected a shard index from 0 to 3"},
 		{"find without a constraint", []string{"--find", "fleet.restart[0].fraction=0.1..0.9"}, exitInput, "expected exactly one --constraint"},
+		{"estimated above --max-memory", []string{"--max-memory", "1MiB"}, exitInput, "the run would need about "},
+		{"estimated above --max-events", []string{"--max-events", "10"}, exitInput, "more than --max-events 10"},
+		{"find estimated above --max-memory", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--max-memory", "1MiB"}, exitInput,
+			"the run would need about "},
 		{"find with a shard", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--shard", "0/2"}, exitInput,
 			"--find searches one key on its own"},
 		{"find never crosses", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--seeds", "1", "--steps", "1"}, exitBreached,
@@ -160,6 +164,9 @@ func TestCompareReportsPairedDifferences(t *testing.T) {
 	code, stdout, stderr = runMain(t, "compare", outage, "--profiles", "grpc-go,grpc-java", "--seeds", "2", "--out", t.TempDir(), "--quiet")
 	if code != exitOK || !strings.Contains(stderr, `--set 'fleet.group[0].profile="grpc-java"'`) || !strings.HasSuffix(strings.TrimSpace(stdout), "compare.html") {
 		t.Errorf("--profiles: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runMain(t, "compare", outage, "--b", "seed=2", "--max-memory", "1MiB"); code != exitInput || !strings.Contains(stderr, "variant A: the run would need about ") {
+		t.Errorf("compare above --max-memory: exit %d:\n%s", code, stderr)
 	}
 	if code, _, stderr := runMain(t, "compare", outage); code != exitInput || !strings.Contains(stderr, "give --a, --b or --profiles") {
 		t.Errorf("one scenario, no variant: exit %d:\n%s", code, stderr)
