@@ -29,6 +29,9 @@ type Options struct {
 	// Progress, if set, is called after each run with the number of runs
 	// done and the number to do. Calls do not overlap.
 	Progress func(done, total int)
+	// MaxEvents, if not 0, stops a run that has handled that many events:
+	// the sweep fails with its *fleet.EventLimitError.
+	MaxEvents uint64
 }
 
 // workers returns the pool size o asks for.
@@ -57,7 +60,7 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 			return fmt.Errorf("sweep: run %d is out of range (0 to %d)", r, p.Runs()-1)
 		}
 		sets := p.runSets(r)
-		res, err := runScenario(p.src, sets)
+		res, err := runScenario(p.src, sets, o.MaxEvents)
 		if err != nil {
 			return fmt.Errorf("sweep run %d (%v): %w", r, sets, err)
 		}
@@ -71,14 +74,15 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 	return out, nil
 }
 
-// runScenario resolves and runs the scenario with the overrides. The world
-// the run built is garbage once it returns; only its Results live on.
-func runScenario(src *scenarios.Source, sets []string) (*fleet.Results, error) {
+// runScenario resolves and runs the scenario with the overrides, stopping
+// at maxEvents (0: no bound). The world the run built is garbage once it
+// returns; only its Results live on.
+func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet.Results, error) {
 	s, err := scenarios.Parse(src, sets)
 	if err != nil {
 		return nil, err
 	}
-	return fleet.Run(s.FleetConfig(), fleet.Options{})
+	return fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: maxEvents})
 }
 
 // values returns the run's value of each metric, NaN where it has none.

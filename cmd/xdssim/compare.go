@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
@@ -102,11 +104,15 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var lim limits
+	var est scenarios.Estimate
 	for i, v := range variants {
 		one := func(int) []string { return v.Sets }
-		if err := checkSweepLimits(vals, v.Src, 1, one, 2*seeds, workers); err != nil {
+		l, e, err := checkSweepLimits(vals, v.Src, 1, one, 2*seeds, workers)
+		if err != nil {
 			return fmt.Errorf("variant %s: %w", []string{"A", "B"}[i], err)
 		}
+		lim, est.Events = l, max(est.Events, e.Events)
 	}
 	var seedList []uint64
 	for i := range seeds {
@@ -116,9 +122,12 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)
 	bar := newSweepProgress(stderr, vals.given("quiet"))
 	start := time.Now()
-	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update})
+	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
 	bar.done()
 	if err != nil {
+		if errors.As(err, new(*fleet.EventLimitError)) {
+			return boundedErr(err, est)
+		}
 		return inputError{err}
 	}
 	if !vals.given("quiet") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 )
@@ -31,7 +33,8 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	// Both ends must be values the scenario accepts, and runs of them
 	// within the bounds on a run's cost.
 	ends := func(i int) []string { return append(append([]string{}, sets...), key+"="+[]string{lo, hi}[i]) }
-	if err := checkSweepLimits(vals, src, 2, ends, 2*spec.Seeds, workers); err != nil {
+	lim, est, err := checkSweepLimits(vals, src, 2, ends, 2*spec.Seeds, workers)
+	if err != nil {
 		return err
 	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], Steps: steps}
@@ -40,8 +43,11 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	}
 	fmt.Fprintf(stderr, "xdssim: threshold search on %s: %s between %s and %s where %s stops or starts holding, %d seeds, %d steps, %s\n",
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), steps, workersText(workers))
-	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers})
+	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events})
 	if err != nil {
+		if errors.As(err, new(*fleet.EventLimitError)) {
+			return boundedErr(err, est)
+		}
 		return inputError{err}
 	}
 	out := vals.last("out")

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
@@ -188,7 +189,8 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		return inputError{err}
 	}
-	if err := checkSweepLimits(vals, src, plan.Points(), plan.PointSets, plan.Runs(), workers); err != nil {
+	lim, est, err := checkSweepLimits(vals, src, plan.Points(), plan.PointSets, plan.Runs(), workers)
+	if err != nil {
 		return err
 	}
 	out := vals.last("out")
@@ -219,10 +221,10 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	bar := newSweepProgress(stderr, quiet)
 	start := time.Now()
-	runs, err := plan.Execute(indices, sweep.Options{Workers: workers, Progress: bar.update})
+	runs, err := plan.Execute(indices, sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
 	bar.done()
 	if err != nil {
-		return err
+		return boundedErr(err, est)
 	}
 	if !quiet {
 		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
@@ -436,16 +438,12 @@ func sweepProgressLine(done, total int, elapsed time.Duration) string {
 // holds at once, is estimated above --max-memory, or one of whose runs is
 // estimated above --max-events, as run refuses one run (docs/limits.md).
 // Point pt's scenario is resolved with sets(pt); runs is the number of
-// runs, workers the pool's size (0: GOMAXPROCS).
-func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets func(int) []string, runs, workers int) error {
-	f := &runFlags{given: map[string]bool{}, force: vals.given("force")}
-	for _, name := range []string{"max-memory", "max-events"} {
-		f.given[name] = vals.given(name)
-	}
-	f.maxMemory, f.maxEvents = vals.last("max-memory"), vals.last("max-events")
-	lim, err := parseLimits(f)
+// runs, workers the pool's size (0: GOMAXPROCS). It returns the limits
+// and the largest estimate of one run.
+func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets func(int) []string, runs, workers int) (limits, scenarios.Estimate, error) {
+	lim, err := parseLimits(limitFlags(vals))
 	if err != nil {
-		return err
+		return lim, scenarios.Estimate{}, err
 	}
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -454,7 +452,7 @@ func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets f
 	for pt := range points {
 		s, err := scenarios.Parse(src, sets(pt))
 		if err != nil {
-			return err
+			return lim, worst, err
 		}
 		est := s.Estimate()
 		if est.Memory > worst.Memory {
@@ -465,6 +463,17 @@ func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets f
 		}
 	}
 	// Every worker may hold a run of the largest point at once.
-	worst.Memory *= int64(max(1, min(workers, runs)))
-	return lim.check(worst)
+	all := worst
+	all.Memory *= int64(max(1, min(workers, runs)))
+	return lim, worst, lim.check(all)
+}
+
+// boundedErr turns a run of a sweep stopped at --max-events into the exit
+// 4 that run gives; other errors are returned as they are.
+func boundedErr(err error, est scenarios.Estimate) error {
+	var stopped *fleet.EventLimitError
+	if errors.As(err, &stopped) {
+		return eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: est.Events}
+	}
+	return err
 }

@@ -77,6 +77,7 @@ func TestSweepExitCodes(t *testing.T) {
 		{"estimated above --max-events", []string{"--max-events", "10"}, exitInput, "more than --max-events 10"},
 		{"find estimated above --max-memory", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--max-memory", "1MiB"}, exitInput,
 			"the run would need about "},
+		{"a run stopped at --max-events", []string{"--max-events", "1000", "--force"}, exitEventLimit, "xdssim: stopped at --max-events 1000, at "},
 		{"find with a shard", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--shard", "0/2"}, exitInput,
 			"--find searches one key on its own"},
 		{"find never crosses", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--seeds", "1", "--steps", "1"}, exitBreached,
