@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +45,11 @@ func (d *decoder) table(path string, m map[string]any, v reflect.Value) {
 			d.p.bad[sub] = true
 			continue
 		}
-		d.value(sub, m[k], v.Field(f))
+		x := m[k]
+		if fields.scalar[k] {
+			x = tomlScalarText(x)
+		}
+		d.value(sub, x, v.Field(f))
 	}
 }
 
@@ -209,17 +214,8 @@ func (d *decoder) stringMap(path string, x any, v reflect.Value) bool {
 	}
 	out := reflect.MakeMapWithSize(v.Type(), len(m))
 	for k, val := range m {
-		var s string
-		switch e := val.(type) {
-		case string:
-			s = e
-		case bool:
-			s = strconv.FormatBool(e)
-		case int64:
-			s = strconv.FormatInt(e, 10)
-		case float64:
-			s = strconv.FormatFloat(e, 'g', -1, 64)
-		default:
+		s, ok := tomlScalarText(val).(string)
+		if !ok {
 			d.mismatch(joinPath(path, k), "a string, boolean or number", val)
 			d.p.bad[joinPath(path, k)] = true
 			continue
@@ -278,19 +274,45 @@ func describe(x any) string {
 type fieldSet struct {
 	names  []string
 	byName map[string]int
+	// scalar marks the string fields (or string arrays) tagged
+	// ",scalar": they take any scalar, kept as its TOML text, as --set
+	// takes a value (a sweep's values = [15, 30] or ["15s", "30s"]).
+	scalar map[string]bool
 }
 
 func schemaFields(t reflect.Type) fieldSet {
-	fs := fieldSet{byName: make(map[string]int)}
+	fs := fieldSet{byName: make(map[string]int), scalar: make(map[string]bool)}
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
 		if name == "" || name == "-" {
 			continue
 		}
 		fs.names = append(fs.names, name)
 		fs.byName[name] = i
+		fs.scalar[name] = slices.Contains(strings.Split(opts, ","), "scalar")
 	}
 	return fs
+}
+
+// tomlScalarText is a TOML scalar as text: a string as it is, a boolean or a
+// number as TOML writes it. Anything else is returned unchanged, for the
+// decoder to reject.
+func tomlScalarText(x any) any {
+	switch e := x.(type) {
+	case bool:
+		return strconv.FormatBool(e)
+	case int64:
+		return strconv.FormatInt(e, 10)
+	case float64:
+		return strconv.FormatFloat(e, 'g', -1, 64)
+	case []any:
+		out := make([]any, len(e))
+		for i, v := range e {
+			out[i] = tomlScalarText(v)
+		}
+		return out
+	}
+	return x
 }
 
 // suggest says which known key an unknown one was probably meant to be.

@@ -309,7 +309,11 @@ func (g *schemaGen) object(t reflect.Type, prefix string) obj {
 		if prefix != "" {
 			path = prefix + "." + name
 		}
-		props = append(props, kv{name, g.field(t.Field(fs.byName[name]).Type, path)})
+		field := g.field(t.Field(fs.byName[name]).Type, path)
+		if fs.scalar[name] {
+			field = scalarSchema(field)
+		}
+		props = append(props, kv{name, field})
 		if g.rows[path].required() {
 			required = append(required, name)
 		}
@@ -338,6 +342,23 @@ func (g *schemaGen) field(t reflect.Type, path string) obj {
 		}
 	}
 	return o
+}
+
+// scalarSchema widens the schema of a ",scalar" string key (or array of
+// them) to take any scalar, as the loader does.
+func scalarSchema(o obj) obj {
+	scalar := []string{"string", "boolean", "number"}
+	out := make(obj, 0, len(o))
+	for _, e := range o {
+		switch {
+		case e.k == "type" && e.v == "string":
+			e.v = scalar
+		case e.k == "items":
+			e.v = scalarSchema(e.v.(obj))
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // typ is the part of a key's schema its Go type and constraint make.

@@ -36,9 +36,10 @@ type Sweep struct {
 type SweepParam struct {
 	// Key is the key's path, as --set takes it.
 	Key string `toml:"key"`
-	// Values are the values to try, each as --set takes it ("15s", "500",
-	// "\"grpc-java\"").
-	Values []string `toml:"values"`
+	// Values are the values to try, each as --set takes it: numbers and
+	// booleans as they are (values = [500, 1000]), durations and strings
+	// quoted ("15s", "grpc-java").
+	Values []string `toml:"values,scalar"`
 	// Range is "lo..hi:steps": steps evenly spaced values from lo to hi,
 	// durations or numbers.
 	Range string `toml:"range"`

@@ -114,3 +114,36 @@ func TestSweepTableIsValidatedWithPositions(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepValuesTakeAnyScalar: a param's values may be numbers or
+// booleans as well as strings; each is kept as the text --set takes. A
+// table is refused at its position.
+func TestSweepValuesTakeAnyScalar(t *testing.T) {
+	for _, tt := range []struct {
+		name, key, values string
+		want              []string
+		wantErr           string
+	}{
+		{"integers", "fleet.group[0].clients", "[1, 2]", []string{"1", "2"}, ""},
+		{"floats and strings mixed", "fleet.group[0].rpc.rate", "[0.5, \"2\"]", []string{"0.5", "2"}, ""},
+		{"booleans", "what_if", "[true, false]", []string{"true", "false"}, ""},
+		{"a table", "fleet.group[0].clients", "[{a = 1}]", nil, "s.toml:5:11: sweep.param[0].values[0]: expected a string, found a table"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := "[[fleet.group]]\nclients = 2\n[[sweep.param]]\nkey = \"" + tt.key + "\"\nvalues = " + tt.values + "\n"
+			s, err := Parse(&Source{File: "s.toml", Name: "s", Data: []byte(doc)}, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(s.Sweep.Params[0].Values, tt.want) {
+				t.Errorf("values = %q, want %q", s.Sweep.Params[0].Values, tt.want)
+			}
+		})
+	}
+}
