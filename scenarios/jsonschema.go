@@ -260,7 +260,7 @@ var keyConstraints = map[string]constraint{
 	"control_plane[].service[].localities[].endpoints":           {min: f(0), max: f(maxEndpoints)},
 	"control_plane[].service[].withhold":                         {enum: list("listener", "route", "cluster", "endpoints")},
 	"control_plane[].service[].retry.on":                         {enum: keys(retryCodes)},
-	"control_plane[].service[].retry.num_retries":                {min: f(0), max: f(math.MaxUint32)},
+	"control_plane[].service[].retry.num_retries":                {min: f(1), max: f(math.MaxUint32)},
 	"control_plane[].service[].cluster[].weight":                 {min: f(1), max: f(maxUint32)},
 	"control_plane[].service[].cluster[].endpoints":              {min: f(0), max: f(maxEndpoints)},
 	"control_plane[].service[].cluster[].withhold":               {enum: list("cluster", "endpoints")},
