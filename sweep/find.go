@@ -171,7 +171,7 @@ func RunFind(src *scenarios.Source, sets []string, f Find, o Options) (*FindResu
 			if err != nil {
 				return fmt.Errorf("--find run of %v: %w", s, err)
 			}
-			v, ok := Lookup(r, f.Constraint.Metric)
+			v, ok := r.Value(f.Constraint.Metric)
 			if !ok {
 				return fmt.Errorf("--find: the run of %v reports no %s", s, f.Constraint.Metric)
 			}

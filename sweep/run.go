@@ -89,34 +89,13 @@ func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet
 func values(r *fleet.Results, metrics []string) []float64 {
 	out := make([]float64, len(metrics))
 	for i, m := range metrics {
-		v, ok := Lookup(r, m)
+		v, ok := r.Value(m)
 		if !ok {
 			v = math.NaN()
 		}
 		out[i] = v
 	}
 	return out
-}
-
-// Lookup returns the number summary.json holds for r at the dotted path:
-// "clients", "events", "virtual_seconds", "seed", or a Metric's path.
-func Lookup(r *fleet.Results, path string) (float64, bool) {
-	switch path {
-	case "seed":
-		return float64(r.Seed), true
-	case "clients":
-		return float64(r.Clients), true
-	case "virtual_seconds":
-		return r.Duration.Seconds(), true
-	case "events":
-		return float64(r.Events), true
-	}
-	for _, m := range r.Metrics {
-		if m.Path == path {
-			return m.Value, true
-		}
-	}
-	return 0, false
 }
 
 // forEach calls job(0) … job(n-1) on a pool of o.workers() goroutines,

@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -43,23 +44,47 @@ type runtimeOpts struct {
 	Columns float64 `json:"columns,omitempty"`
 }
 
-// OptionJSON is the chart's option as JSON that is safe inside <script>:
-// encoding/json escapes <, >, &, U+2028 and U+2029, and sorts map keys.
-func (c chart) OptionJSON() (string, error) {
-	b, err := json.Marshal(c.option)
+// encode sets OptionJS and RuntimeJS from the option and Runtime, as JSON
+// that is safe inside <script>: encoding/json escapes <, >, &, U+2028 and
+// U+2029, and sorts map keys.
+func (c *chart) encode() error {
+	opt, err := json.Marshal(c.option)
 	if err != nil {
-		return "", fmt.Errorf("chart %s: %w", c.ID, err)
+		return fmt.Errorf("chart %s: %w", c.ID, err)
 	}
-	return string(b), nil
+	rt, err := json.Marshal(c.Runtime)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", c.ID, err)
+	}
+	c.OptionJS, c.RuntimeJS = template.JS(opt), template.JS(rt)
+	return nil
 }
 
-// RuntimeJSON is Runtime as script-safe JSON.
-func (c chart) RuntimeJSON() (string, error) {
-	b, err := json.Marshal(c.Runtime)
-	if err != nil {
-		return "", fmt.Errorf("chart %s: %w", c.ID, err)
+// renderPage is the last step of every page (report.html, sweep.html,
+// compare.html): it encodes the charts, which v's template shows, and
+// executes t with v.
+func renderPage(name string, t *template.Template, v any, charts ...[]chart) ([]byte, error) {
+	for _, cs := range charts {
+		for i := range cs {
+			if err := cs[i].encode(); err != nil {
+				return nil, fmt.Errorf("viz: %s: %w", name, err)
+			}
+		}
 	}
-	return string(b), nil
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return nil, fmt.Errorf("viz: %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// sectionCharts lists the charts of every section, for renderPage.
+func sectionCharts(ss []section) [][]chart {
+	out := make([][]chart, len(ss))
+	for i := range ss {
+		out[i] = ss[i].Charts
+	}
+	return out
 }
 
 // line is one series of a time chart.

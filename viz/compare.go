@@ -1,8 +1,6 @@
 package viz
 
 import (
-	"bytes"
-	"fmt"
 	"html/template"
 	"io"
 	"strconv"
@@ -84,23 +82,7 @@ func comparePage(c *sweep.Comparison) ([]byte, error) {
 	default:
 		v.Charts = overlays(a, b)
 	}
-	for i := range v.Charts {
-		ch := &v.Charts[i]
-		opt, err := ch.OptionJSON()
-		if err != nil {
-			return nil, fmt.Errorf("viz: compare.html: %w", err)
-		}
-		rt, err := ch.RuntimeJSON()
-		if err != nil {
-			return nil, fmt.Errorf("viz: compare.html: %w", err)
-		}
-		ch.OptionJS, ch.RuntimeJS = template.JS(opt), template.JS(rt)
-	}
-	var buf bytes.Buffer
-	if err := compareTemplate.Execute(&buf, &v); err != nil {
-		return nil, fmt.Errorf("viz: compare.html: %w", err)
-	}
-	return buf.Bytes(), nil
+	return renderPage("compare.html", compareTemplate, &v, v.Charts)
 }
 
 // diffCell writes a difference and its interval, with a sign.

@@ -1,7 +1,6 @@
 package viz
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -61,25 +60,7 @@ func report(r *fleet.Results, expectations []Expectation) ([]byte, error) {
 		}
 	}
 	v := reportData(r, expectations)
-	for i := range v.Sections {
-		for j := range v.Sections[i].Charts {
-			c := &v.Sections[i].Charts[j]
-			opt, err := c.OptionJSON()
-			if err != nil {
-				return nil, fmt.Errorf("viz: report.html: %w", err)
-			}
-			rt, err := c.RuntimeJSON()
-			if err != nil {
-				return nil, fmt.Errorf("viz: report.html: %w", err)
-			}
-			c.OptionJS, c.RuntimeJS = template.JS(opt), template.JS(rt)
-		}
-	}
-	var b bytes.Buffer
-	if err := reportTemplate.Execute(&b, &v); err != nil {
-		return nil, fmt.Errorf("viz: report.html: %w", err)
-	}
-	return b.Bytes(), nil
+	return renderPage("report.html", reportTemplate, &v, sectionCharts(v.Sections)...)
 }
 
 // reportView is what the page template shows.

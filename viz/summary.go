@@ -133,31 +133,8 @@ func WriteSummary(w io.Writer, r *fleet.Results, expectations ...Expectation) er
 }
 
 // Lookup returns the number summary.json would hold for r at the dotted
-// path: one of the numeric header keys ("seed", "clients",
-// "virtual_seconds", "events") or the path of a Metric
-// ("fleet.clients_started"). It reports false for any other path, including
-// a path that names an object of the summary ("fleet") rather than a number.
-func Lookup(r *fleet.Results, path string) (float64, bool) {
-	if r == nil {
-		return 0, false
-	}
-	switch path {
-	case "seed":
-		return float64(r.Seed), true
-	case "clients":
-		return float64(r.Clients), true
-	case "virtual_seconds":
-		return r.Duration.Seconds(), true
-	case "events":
-		return float64(r.Events), true
-	}
-	for _, m := range r.Metrics {
-		if m.Path == path {
-			return m.Value, true
-		}
-	}
-	return 0, false
-}
+// path (see fleet.Results.Value).
+func Lookup(r *fleet.Results, path string) (float64, bool) { return r.Value(path) }
 
 // LookupSummary resolves a dotted path in the bytes of a summary.json the
 // way Lookup does in Results: each segment names a key one level deeper, and

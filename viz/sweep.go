@@ -1,7 +1,6 @@
 package viz
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -107,25 +106,7 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 		v.BestSets = "--set " + strings.Join(r.BestSets(), " --set ")
 	}
 	v.Sections = sweepSections(r)
-	for i := range v.Sections {
-		for j := range v.Sections[i].Charts {
-			c := &v.Sections[i].Charts[j]
-			opt, err := c.OptionJSON()
-			if err != nil {
-				return nil, fmt.Errorf("viz: sweep.html: %w", err)
-			}
-			rt, err := c.RuntimeJSON()
-			if err != nil {
-				return nil, fmt.Errorf("viz: sweep.html: %w", err)
-			}
-			c.OptionJS, c.RuntimeJS = template.JS(opt), template.JS(rt)
-		}
-	}
-	var b bytes.Buffer
-	if err := sweepTemplate.Execute(&b, &v); err != nil {
-		return nil, fmt.Errorf("viz: sweep.html: %w", err)
-	}
-	return b.Bytes(), nil
+	return renderPage("sweep.html", sweepTemplate, &v, sectionCharts(v.Sections)...)
 }
 
 // statCell writes a mean and its interval for a table cell.

@@ -146,3 +146,30 @@ type Histogram struct {
 	Sum   float64
 	Count int
 }
+
+// Value returns the number summary.json holds for r at the dotted path:
+// one of the numeric header keys ("seed", "clients", "virtual_seconds",
+// "events") or the path of a Metric ("fleet.clients_started"). It reports
+// false for any other path, including one that names an object of the
+// summary ("fleet") rather than a number, and for a nil r.
+func (r *Results) Value(path string) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	switch path {
+	case "seed":
+		return float64(r.Seed), true
+	case "clients":
+		return float64(r.Clients), true
+	case "virtual_seconds":
+		return r.Duration.Seconds(), true
+	case "events":
+		return float64(r.Events), true
+	}
+	for _, m := range r.Metrics {
+		if m.Path == path {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
