@@ -44,6 +44,41 @@ type runtimeOpts struct {
 	Columns float64 `json:"columns,omitempty"`
 }
 
+// page is what the head of every page (report.html, sweep.html,
+// compare.html) needs: its title and the assets it inlines so that it
+// works offline (the stylesheet, the error banner, echarts, the charts'
+// runtime). Each page's view embeds one.
+type page struct {
+	PageTitle                 string
+	CSS                       template.CSS
+	ErrorJS, EchartsJS, AppJS template.JS
+}
+
+func newPage(title string) page {
+	return page{PageTitle: title, CSS: template.CSS(reportCSS), ErrorJS: template.JS(errorCatcherJS),
+		EchartsJS: template.JS(echartsJS), AppJS: template.JS(reportJS)}
+}
+
+// pageHead is the start of every page, up to its <body>.
+const pageHead = `{{define "head"}}<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.PageTitle}}</title>
+<style>{{.CSS}}</style>
+<script>{{.ErrorJS}}</script>
+<script>{{.EchartsJS}}</script>
+<script>{{.AppJS}}</script>
+</head>
+<body>{{end}}`
+
+// pageTemplate parses a page: the shared head, then its body, which
+// starts with {{template "head" .}}.
+func pageTemplate(name, body string) *template.Template {
+	return template.Must(template.Must(template.New(name).Parse(pageHead)).Parse(body))
+}
+
 // encode sets OptionJS and RuntimeJS from the option and Runtime, as JSON
 // that is safe inside <script>: encoding/json escapes <, >, &, U+2028 and
 // U+2029, and sorts map keys.

@@ -1,7 +1,6 @@
 package viz
 
 import (
-	"html/template"
 	"io"
 	"strconv"
 	"strings"
@@ -46,8 +45,7 @@ type compareView struct {
 	Note        string
 	Charts      []chart
 
-	CSS                       template.CSS
-	ErrorJS, EchartsJS, AppJS template.JS
+	page
 }
 
 type compareRow struct {
@@ -56,8 +54,7 @@ type compareRow struct {
 }
 
 func comparePage(c *sweep.Comparison) ([]byte, error) {
-	v := compareView{A: c.A, B: c.B, CSS: template.CSS(reportCSS), ErrorJS: template.JS(errorCatcherJS),
-		EchartsJS: template.JS(echartsJS), AppJS: template.JS(reportJS)}
+	v := compareView{A: c.A, B: c.B, page: newPage("xdssim compare")}
 	seeds := make([]string, len(c.Seeds))
 	for i, s := range c.Seeds {
 		seeds[i] = strconv.FormatUint(s, 10)
@@ -145,18 +142,7 @@ func wantOverlay(name string) bool {
 	return false
 }
 
-var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>xdssim compare</title>
-<style>{{.CSS}}</style>
-<script>{{.ErrorJS}}</script>
-<script>{{.EchartsJS}}</script>
-<script>{{.AppJS}}</script>
-</head>
-<body>
+var compareTemplate = pageTemplate("compare", `{{template "head" .}}
 <section class="card head">
   <h1><span class="brand">xdssim compare</span></h1>
   <table>
@@ -189,4 +175,4 @@ var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE htm
 </section>
 </body>
 </html>
-`))
+`)

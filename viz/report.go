@@ -2,7 +2,6 @@ package viz
 
 import (
 	"fmt"
-	"html/template"
 	"io"
 	"strconv"
 	"strings"
@@ -83,8 +82,7 @@ type reportView struct {
 	IntervalsTotal            int
 	Resolved                  string
 
-	CSS                       template.CSS
-	ErrorJS, EchartsJS, AppJS template.JS
+	page
 }
 
 type groupRow struct{ Name, Clients, Profile string }
@@ -118,10 +116,7 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 		Resolved:       r.Resolved,
 		WhatIf:         r.WhatIf,
 		Breached:       Breached(expectations),
-		CSS:            template.CSS(reportCSS),
-		ErrorJS:        template.JS(errorCatcherJS),
-		EchartsJS:      template.JS(echartsJS),
-		AppJS:          template.JS(reportJS),
+		page:           newPage("xdssim report: " + r.Scenario),
 	}
 	for _, s := range v.Sections {
 		v.HasTracks = v.HasTracks || s.ID == "tracks"
@@ -273,18 +268,7 @@ func slug(s string) string {
 	return b.String()
 }
 
-var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>xdssim report: {{.Scenario}}</title>
-<style>{{.CSS}}</style>
-<script>{{.ErrorJS}}</script>
-<script>{{.EchartsJS}}</script>
-<script>{{.AppJS}}</script>
-</head>
-<body>
+var reportTemplate = pageTemplate("report", `{{template "head" .}}
 <section class="card head">
   <h1><span class="brand">xdssim</span> {{.Scenario}}</h1>
   {{- if .Description}}
@@ -417,4 +401,4 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
   {{- end}}
 </section>
 {{- end}}
-`))
+`)

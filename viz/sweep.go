@@ -3,7 +3,6 @@ package viz
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"slices"
@@ -56,8 +55,7 @@ type sweepView struct {
 	Rows        []sweepPointRow
 	Sections    []section
 
-	CSS                       template.CSS
-	ErrorJS, EchartsJS, AppJS template.JS
+	page
 }
 
 type sweepPointRow struct {
@@ -81,10 +79,7 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 		Constraints: r.Constraints,
 		Feasible:    r.Feasible(),
 		Metrics:     r.Metrics,
-		CSS:         template.CSS(reportCSS),
-		ErrorJS:     template.JS(errorCatcherJS),
-		EchartsJS:   template.JS(echartsJS),
-		AppJS:       template.JS(reportJS),
+		page:        newPage("xdssim sweep: " + r.Scenario),
 	}
 	seeds := make([]string, len(r.Seeds))
 	for i, s := range r.Seeds {
@@ -362,18 +357,7 @@ func objectiveMetric(o string) string {
 	return m
 }
 
-var sweepTemplate = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>xdssim sweep: {{.Scenario}}</title>
-<style>{{.CSS}}</style>
-<script>{{.ErrorJS}}</script>
-<script>{{.EchartsJS}}</script>
-<script>{{.AppJS}}</script>
-</head>
-<body>
+var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
 <section class="card head">
   <h1><span class="brand">xdssim sweep</span> {{.Scenario}}</h1>
   <dl class="facts">
@@ -444,4 +428,4 @@ var sweepTemplate = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
 </section>
 </body>
 </html>
-`))
+`)
