@@ -59,7 +59,9 @@ func newPage(title string) page {
 		EchartsJS: template.JS(echartsJS), AppJS: template.JS(reportJS)}
 }
 
-// pageHead is the start of every page, up to its <body>.
+// pageHead defines the templates every page shares: "head", the start of
+// a page up to its <body>; "section", a titled card of charts; "chart",
+// one chart and the script that draws it.
 const pageHead = `{{define "head"}}<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -71,7 +73,15 @@ const pageHead = `{{define "head"}}<!DOCTYPE html>
 <script>{{.EchartsJS}}</script>
 <script>{{.AppJS}}</script>
 </head>
-<body>{{end}}`
+<body>{{end}}
+{{- define "chart"}}
+  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
+  <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>{{end}}
+{{- define "section"}}<section class="card" id="{{.ID}}">
+  <h2>{{.Title}}</h2>
+  <p class="lead">{{.Lead}}</p>
+  {{- range .Charts}}{{template "chart" .}}{{end}}
+</section>{{end}}`
 
 // pageTemplate parses a page: the shared head, then its body, which
 // starts with {{template "head" .}}.

@@ -168,10 +168,7 @@ var compareTemplate = pageTemplate("compare", `{{template "head" .}}
   {{- else}}
   <p class="lead">A in blue, B in red; the faults of A shaded. Every chart zooms with the others.</p>
   {{- end}}
-  {{- range .Charts}}
-  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
-  <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>
-  {{- end}}
+  {{- range .Charts}}{{template "chart" .}}{{end}}
 </section>
 </body>
 </html>

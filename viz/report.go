@@ -332,14 +332,7 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
   </nav>
 </section>
 {{- range .Sections}}
-<section class="card" id="{{.ID}}">
-  <h2>{{.Title}}</h2>
-  <p class="lead">{{.Lead}}</p>
-  {{- range .Charts}}
-  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
-  <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>
-  {{- end}}
-</section>
+{{template "section" .}}
 {{- if eq .ID "tracks"}}{{template "worst" $}}{{end}}
 {{- end}}
 {{- if not .HasTracks}}{{template "worst" .}}{{end}}

@@ -403,14 +403,7 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
   </nav>
 </section>
 {{- range .Sections}}
-<section class="card" id="{{.ID}}">
-  <h2>{{.Title}}</h2>
-  <p class="lead">{{.Lead}}</p>
-  {{- range .Charts}}
-  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
-  <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>
-  {{- end}}
-</section>
+{{template "section" .}}
 {{- end}}
 <section class="card" id="points">
   <h2>Every point</h2>
