@@ -59,6 +59,10 @@ type HealthSet uint16
 // Has reports whether h is in the set.
 func (s HealthSet) Has(h corepb.HealthStatus) bool { return h >= 0 && h < 16 && s&(1<<h) != 0 }
 
+// usable are the health statuses a load-balancing policy picks from
+// (see childUsable).
+const usable = HealthSet(1<<corepb.HealthStatus_UNKNOWN | 1<<corepb.HealthStatus_HEALTHY)
+
 // overridable are the health statuses override_host_status may name
 // (gRFC A55).
 const overridable = HealthSet(1<<corepb.HealthStatus_UNKNOWN | 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_DRAINING)

@@ -306,7 +306,7 @@ type Pick struct {
 // (gRFC A55, "LB Policy for Stateful Session Affinity"), and gRPC drops
 // the other statuses when it reads EDS.
 func childUsable(h corepb.HealthStatus) bool {
-	return h == corepb.HealthStatus_HEALTHY || h == corepb.HealthStatus_UNKNOWN
+	return usable.Has(h)
 }
 
 // Pick picks an endpoint of cluster ci (an index into the config's
@@ -350,11 +350,7 @@ func (ch *Channel) Pick(env *Env, ci, session int) Pick {
 // connecting; otherwise the child policy picks.
 func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, bool) {
 	c := &ch.cfg.Clusters[ci]
-	allowed := c.OverrideHostStatus
-	if !env.Profile.A55 {
-		// grpc-go and grpc-java keep only HEALTHY and UNKNOWN endpoints.
-		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
-	}
+	allowed := ch.overrideAllowed(ci, env)
 	for _, be := range c.endpointsOf(backend) {
 		i := int(be.ep)
 		if !allowed.Has(c.Endpoints[i].Health) || ch.cls[ci].subs[i].nextAttempt == notStarted {

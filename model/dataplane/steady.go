@@ -4,8 +4,6 @@ import (
 	"slices"
 	"time"
 
-	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-
 	"github.com/xdssim/xdssim/sim"
 )
 
@@ -106,7 +104,9 @@ func (ch *Channel) serves(ci, i int, env *Env, deadline time.Duration) int {
 func (ch *Channel) overrideAllowed(ci int, env *Env) HealthSet {
 	allowed := ch.cfg.Clusters[ci].OverrideHostStatus
 	if !env.Profile.A55 {
-		allowed &= 1<<corepb.HealthStatus_HEALTHY | 1<<corepb.HealthStatus_UNKNOWN
+		// grpc-go and grpc-java keep only HEALTHY and UNKNOWN endpoints
+		// (see Profile.A55).
+		allowed &= usable
 	}
 	return allowed
 }

@@ -192,7 +192,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 	ts := &ch.types[t]
 	ts.nonce = resp.Nonce
 	nErr, anyValid := 0, false
-	fs := c.prof.FilterSet()
+	fs := c.filters
 	for _, d := range resp.Resources {
 		if d.ErrIn(fs) != nil {
 			nErr++

@@ -368,7 +368,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	}
 	feat := c.servers[a.servers[pos]].Features
 	a88 := c.prof.A88DataErrors
-	fs := c.prof.FilterSet()
+	fs := c.filters
 	for _, d := range resp.Resources {
 		if d.Name == "" {
 			continue // a top-level error: only the NACK carries it

@@ -112,6 +112,7 @@ type Client struct {
 	sink   *MetricsSink
 
 	autoDone bool
+	filters  FilterSet // the profile's HTTPFilters, looked up once
 	// done is the handle attached to notifications while a response is
 	// being processed under flow control; doneCount counts them (grpc-go
 	// authority.go watcherCnt summed over channelState authorityCnt).
@@ -138,7 +139,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
 	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
-		sink: cfg.Metrics}
+		sink: cfg.Metrics, filters: prof.FilterSet()}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
 		srv := a.Servers

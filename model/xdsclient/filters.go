@@ -107,10 +107,31 @@ var registries = func() [numFilterSets]map[string]filterKind {
 	return r
 }()
 
-// filterErrors formats a rejected filter as each implementation does.
-var filterErrors = [numFilterSets]struct {
+// filterErrorText formats a rejected filter as one implementation does:
+// a type it has no implementation of, and one it has only for servers.
+type filterErrorText struct {
 	unknown, notClient func(listener, name, typeURL string) *ValidationError
-}{
+}
+
+// coreFilterErrors are C-core's (xds_listener_parser.cc
+// HttpConnectionManagerParse), which the spec set shares.
+var coreFilterErrors = filterErrorText{
+	unknown: func(l, _, u string) *ValidationError {
+		return verr(RuleLDSUnknownFilter, "listener %q: no filter registered for config type %s", l, u)
+	},
+	notClient: func(l, _, u string) *ValidationError {
+		return verr(RuleLDSUnknownFilter, "listener %q: Filter %s is not supported on clients", l, u)
+	},
+}
+
+// javaFilterError is grpc-java's one message for both
+// (XdsListenerResource.parseHttpFilter).
+func javaFilterError(l, n, u string) *ValidationError {
+	return verr(RuleLDSUnknownFilter, "listener %q: HttpFilter [%s](%s) is required but unsupported for client", l, n, u)
+}
+
+// filterErrors are the filter sets' error texts.
+var filterErrors = [numFilterSets]filterErrorText{
 	FiltersGRPCGo: {
 		// grpc-go unmarshal_lds.go validateHTTPFilterConfig and
 		// processHTTPFilters.
@@ -121,29 +142,9 @@ var filterErrors = [numFilterSets]struct {
 			return verr(RuleLDSUnknownFilter, "listener %q: HTTP filter %q not supported client-side", l, n)
 		},
 	},
-	FiltersGRPCJava: {
-		// grpc-java XdsListenerResource.parseHttpFilter: one message for
-		// both.
-		unknown: func(l, n, u string) *ValidationError {
-			return verr(RuleLDSUnknownFilter, "listener %q: HttpFilter [%s](%s) is required but unsupported for client", l, n, u)
-		},
-		notClient: func(l, n, u string) *ValidationError {
-			return verr(RuleLDSUnknownFilter, "listener %q: HttpFilter [%s](%s) is required but unsupported for client", l, n, u)
-		},
-	},
-	FiltersGRPCCore: {
-		// C-core xds_listener_parser.cc HttpConnectionManagerParse.
-		unknown: func(l, _, u string) *ValidationError {
-			return verr(RuleLDSUnknownFilter, "listener %q: no filter registered for config type %s", l, u)
-		},
-		notClient: func(l, _, u string) *ValidationError {
-			return verr(RuleLDSUnknownFilter, "listener %q: Filter %s is not supported on clients", l, u)
-		},
-	},
-}
-
-func init() {
-	filterErrors[FiltersSpec] = filterErrors[FiltersGRPCCore]
+	FiltersGRPCJava: {unknown: javaFilterError, notClient: javaFilterError},
+	FiltersGRPCCore: coreFilterErrors,
+	FiltersSpec:     coreFilterErrors,
 }
 
 // validateHTTPFilters is the filter part of a client Listener's validation
