@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/xdssim/xdssim/model/fleet"
 )
 
 // Expect bounds one headline figure of a run, so that a CI job can gate a
@@ -34,8 +32,7 @@ func (s *Scenario) validateExpect(c *checker) {
 	var paths []string
 	checkPaths := !c.p.hasErrorsOutside("expect")
 	if checkPaths {
-		cfg := s.FleetConfig()
-		paths = fleet.MetricPaths(&cfg)
+		paths = c.metricPaths(s)
 	}
 	for i, e := range s.Expect {
 		p := fmt.Sprintf("expect[%d]", i)

@@ -2,10 +2,7 @@ package scenarios
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-
-	"github.com/xdssim/xdssim/model/fleet"
 )
 
 // validateMetricPaths checks that the figures a run reports have distinct
@@ -18,9 +15,7 @@ func (s *Scenario) validateMetricPaths(c *checker) {
 	if len(c.p.errs) > 0 {
 		return // only a valid scenario converts to a fleet config
 	}
-	cfg := s.FleetConfig()
-	paths := fleet.MetricPaths(&cfg)
-	slices.Sort(paths)
+	paths := c.metricPaths(s)
 	for i := 1; i < len(paths); i++ {
 		a, b := paths[i-1], paths[i]
 		if a != b && !strings.HasPrefix(b, a+".") {

@@ -3,7 +3,10 @@ package scenarios
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
 )
 
 // Scenario is one simulation, as the user wrote it in TOML. Every field has
@@ -271,7 +274,24 @@ func groupNames(gs []Group) string {
 
 // checker records validation problems, skipping keys whose value already
 // failed to decode (their field holds a default, not what the user wrote).
-type checker struct{ p *problems }
+type checker struct {
+	p *problems
+	// paths are the figures summary.json will hold, built once: the
+	// fleet config behind them renders the whole scenario.
+	paths []string
+}
+
+// metricPaths returns the paths of the figures a run of s reports (see
+// fleet.MetricPaths), sorted. Only a scenario without errors in the
+// parts a fleet config reads may ask.
+func (c *checker) metricPaths(s *Scenario) []string {
+	if c.paths == nil {
+		cfg := s.FleetConfig()
+		c.paths = fleet.MetricPaths(&cfg)
+		slices.Sort(c.paths)
+	}
+	return c.paths
+}
 
 // during checks that the time at path falls within a run of the given
 // duration: from 0s to before its end.
@@ -285,16 +305,8 @@ func (c *checker) given(path string) bool { return c.p.given(path) }
 
 // given reports whether the user gave path a value, in the file or with
 // --set.
-func (p *problems) given(path string) bool {
-	if p.tree != nil {
-		return inTree(p.tree, path)
-	}
-	if _, ok := p.override(path); ok {
-		return true
-	}
-	_, ok := p.index.Key(path)
-	return ok
-}
+// Parse sets the tree, with every --set applied, before anything asks.
+func (p *problems) given(path string) bool { return inTree(p.tree, path) }
 
 // inTree reports whether the key path stands in a parsed document tree.
 // A --set that gives a table (network.latency={dist=...,mean=...}) gives
