@@ -443,13 +443,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		MaxEvents: lim.events,
 		Events:    func(n uint64, now time.Duration) { watch.update(n, now, cfg.Duration) },
 	})
-	var stopped *fleet.EventLimitError
-	if errors.As(err, &stopped) {
-		bar.done()
-		return eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: est.Events}
-	}
 	if err != nil {
-		return err
+		bar.done()
+		return boundedErr(err, est)
 	}
 	wall := time.Since(start)
 	mem.sample()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -285,29 +284,30 @@ func (b boolValue) Set(v string) error {
 }
 
 // loadScenario loads the one scenario of pos with the --seed and --set of
-// vals. With no positional argument it loads the library's default unless
-// the command requires one.
-func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*scenarios.Scenario, error) {
+// vals, and the limits of its run (refused already when the estimate is
+// above them). With no positional argument it loads the library's default
+// unless the command requires one.
+func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*scenarios.Scenario, limits, error) {
 	sets, err := seedOverride(vals.given("seed"), vals.last("seed"), vals["set"])
 	if err != nil {
-		return nil, err
+		return nil, limits{}, err
 	}
 	f := limitFlags(vals)
 	f.sets, f.args = sets, pos
 	s, err := f.load(cmd, required)
 	if err != nil {
-		return nil, err
+		return nil, limits{}, err
 	}
 	// The commands that run a scenario are refused above --max-memory
 	// and --max-events, as run is (docs/limits.md).
 	lim, err := parseLimits(f)
 	if err != nil {
-		return nil, err
+		return nil, lim, err
 	}
 	if err := lim.check(s.Estimate()); err != nil {
-		return nil, err
+		return nil, lim, err
 	}
-	return s, nil
+	return s, lim, nil
 }
 
 // limitFlags are the --max-memory, --max-events and --force of vals.
@@ -316,21 +316,15 @@ func limitFlags(vals flagValues) *runFlags {
 		given: map[string]bool{"max-memory": vals.given("max-memory"), "max-events": vals.given("max-events")}}
 }
 
-// runBounded runs cfg stopping at the --max-events of vals: a run that
-// reaches it is an eventLimitError (exit 4), as run's is. A command that
-// loaded its scenario with loadScenario has already checked the flags.
-func runBounded(vals flagValues, s *scenarios.Scenario, cfg fleet.Config, opts fleet.Options) (*fleet.Results, error) {
-	lim, err := parseLimits(limitFlags(vals))
-	if err != nil {
-		return nil, err
-	}
+// runBounded runs cfg stopping at lim's --max-events: a run that reaches
+// it is an eventLimitError (exit 4), as run's is.
+func runBounded(lim limits, s *scenarios.Scenario, cfg fleet.Config, opts fleet.Options) (*fleet.Results, error) {
 	opts.MaxEvents = lim.events
 	res, err := fleet.Run(cfg, opts)
-	var stopped *fleet.EventLimitError
-	if errors.As(err, &stopped) {
-		return nil, eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: s.Estimate().Events}
+	if err != nil {
+		return nil, boundedErr(err, s.Estimate())
 	}
-	return res, err
+	return res, nil
 }
 
 // durationFlag parses the virtual time a flag gives ("1m30s").

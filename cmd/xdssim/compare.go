@@ -1,17 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
@@ -114,6 +111,13 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		lim, est.Events = l, max(est.Events, e.Events)
 	}
+	out := vals.last("out")
+	if out == "" {
+		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
+	}
+	if err := checkWritable("out", out, true); err != nil {
+		return err // before the runs, not after
+	}
 	var seedList []uint64
 	for i := range seeds {
 		seedList = append(seedList, resolved[0].Seed+uint64(i))
@@ -125,33 +129,20 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
 	bar.done()
 	if err != nil {
-		if errors.As(err, new(*fleet.EventLimitError)) {
-			return boundedErr(err, est)
-		}
-		return inputError{err}
+		return runErr(err, est)
 	}
 	if !vals.given("quiet") {
 		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", 2*seeds, time.Since(start).Round(time.Millisecond))
 	}
-	out := vals.last("out")
-	if out == "" {
-		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, err)
-	}
-	if err := writeFile(filepath.Join(out, "compare.json"), func(w io.Writer) error {
-		b, err := c.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	}); err != nil {
+	b, err := c.JSON()
+	if err != nil {
 		return err
 	}
 	report := filepath.Join(out, "compare.html")
-	if err := writeFile(report, func(w io.Writer) error { return viz.WriteCompare(w, c) }); err != nil {
+	if err := writeSet([]string{filepath.Join(out, "compare.json"), report}, []func(io.Writer) error{
+		func(w io.Writer) error { _, err := w.Write(b); return err },
+		func(w io.Writer) error { return viz.WriteCompare(w, c) },
+	}); err != nil {
 		return err
 	}
 	if !vals.given("quiet") {

@@ -37,7 +37,7 @@ response is empty, and stderr says why.`,
 }
 
 func cmdCSDS(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, err := loadScenario("csds", vals, pos, true)
+	s, lim, err := loadScenario("csds", vals, pos, true)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func cmdCSDS(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	var resp statuspb.ClientStatusResponse
 	var state fleet.ClientState
 	var inspectErr error
-	_, err = runBounded(vals, s, cfg, fleet.Options{InspectAt: []time.Duration{at}, Inspect: func(_ time.Duration, in *fleet.Inspector) {
+	_, err = runBounded(lim, s, cfg, fleet.Options{InspectAt: []time.Duration{at}, Inspect: func(_ time.Duration, in *fleet.Inspector) {
 		resp.Config, state, inspectErr = in.CSDS(client)
 	}})
 	if err != nil {

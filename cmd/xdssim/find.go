@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 )
@@ -37,6 +34,13 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	if err != nil {
 		return err
 	}
+	out := vals.last("out")
+	if out == "" {
+		out = filepath.Join("xdssim-out", s.Name+"-find")
+	}
+	if err := checkWritable("out", out, true); err != nil {
+		return err // before the runs, not after
+	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], Steps: steps}
 	for i := range spec.Seeds {
 		f.Seeds = append(f.Seeds, s.Seed+uint64(i))
@@ -45,17 +49,7 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), steps, workersText(workers))
 	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events})
 	if err != nil {
-		if errors.As(err, new(*fleet.EventLimitError)) {
-			return boundedErr(err, est)
-		}
-		return inputError{err}
-	}
-	out := vals.last("out")
-	if out == "" {
-		out = filepath.Join("xdssim-out", s.Name+"-find")
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, err)
+		return runErr(err, est)
 	}
 	b, err := res.JSON()
 	if err != nil {

@@ -37,7 +37,7 @@ command that reproduces it.`,
 }
 
 func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, err := loadScenario("shrink", vals, pos, true)
+	s, lim, err := loadScenario("shrink", vals, pos, true)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return badInput("shrink: %s has no expectation ([[expect]]) to keep breached", s.Name)
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: shrinking\n", s.Name, s.Seed)
-	res, err := runBounded(vals, s, s.FleetConfig(), fleet.Options{})
+	res, err := runBounded(lim, s, s.FleetConfig(), fleet.Options{})
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		Fails: func(c *scenarios.Scenario) (bool, error) {
 			// A candidate stopped at --max-events did not breach: a
 			// smaller scenario that loops is no reproduction.
-			r, err := runBounded(vals, c, c.FleetConfig(), fleet.Options{})
+			r, err := runBounded(lim, c, c.FleetConfig(), fleet.Options{})
 			var stopped eventLimitError
 			if errors.As(err, &stopped) {
 				return false, nil
@@ -91,7 +91,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	final, err := runBounded(vals, small, small.FleetConfig(), fleet.Options{})
+	final, err := runBounded(lim, small, small.FleetConfig(), fleet.Options{})
 	if err != nil {
 		return err
 	}

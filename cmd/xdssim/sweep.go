@@ -134,13 +134,9 @@ func sweepSource(cmd string, vals flagValues, pos []string) (*scenarios.Source, 
 	if err != nil {
 		return nil, nil, nil, inputError{err}
 	}
-	sets := append([]string{}, vals["set"]...)
-	if v := vals.last("seed"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return nil, nil, nil, badInput("--seed %s: expected a non-negative integer", v)
-		}
-		sets = append(sets, "seed="+strconv.FormatUint(n, 10))
+	sets, err := seedOverride(vals.given("seed"), vals.last("seed"), vals["set"])
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	s, err := scenarios.Parse(src, sets)
 	if err != nil {
@@ -197,6 +193,9 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name+"-sweep")
 	}
+	if err := checkWritable("out", out, true); err != nil {
+		return err // before the runs, not after
+	}
 	var shard *sweep.Shard
 	if v := vals.last("shard"); v != "" {
 		sh, err := sweep.ParseShard(v, os.Getenv("JOB_COMPLETION_INDEX"))
@@ -228,9 +227,6 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	if !quiet {
 		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, err)
 	}
 	if shard != nil {
 		b, err := sweep.ShardJSON(plan.Header, *shard, runs)
@@ -265,20 +261,15 @@ func workersText(n int) string {
 // best point, and returns a breachedError when no point meets the
 // constraints.
 func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr io.Writer) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, err)
+	if err := checkWritable("out", out, true); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"sweep.json", res.WriteJSON},
-		{"sweep.csv", res.WriteCSV},
-		{"sweep.html", func(w io.Writer) error { return viz.WriteSweep(w, res) }},
-	} {
-		if err := writeFile(filepath.Join(out, f.name), f.write); err != nil {
-			return err
-		}
+	// One set, sweep.html last: a directory never mixes two sweeps.
+	if err := writeSet(
+		[]string{filepath.Join(out, "sweep.json"), filepath.Join(out, "sweep.csv"), filepath.Join(out, "sweep.html")},
+		[]func(io.Writer) error{res.WriteJSON, res.WriteCSV, func(w io.Writer) error { return viz.WriteSweep(w, res) }},
+	); err != nil {
+		return err
 	}
 	if !quiet {
 		if err := printPoints(stdout, res); err != nil {
@@ -468,12 +459,21 @@ func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets f
 	return lim, worst, lim.check(all)
 }
 
-// boundedErr turns a run of a sweep stopped at --max-events into the exit
-// 4 that run gives; other errors are returned as they are.
+// boundedErr turns a run stopped at --max-events into the exit 4 that run
+// gives; other errors are returned as they are.
 func boundedErr(err error, est scenarios.Estimate) error {
 	var stopped *fleet.EventLimitError
 	if errors.As(err, &stopped) {
 		return eventLimitError{limit: stopped.Limit, at: stopped.At, end: stopped.End, est: est.Events}
 	}
 	return err
+}
+
+// runErr is boundedErr for the runs of compare and --find, whose other
+// errors come from the variants' overrides: bad input.
+func runErr(err error, est scenarios.Estimate) error {
+	if errors.As(err, new(*fleet.EventLimitError)) {
+		return boundedErr(err, est)
+	}
+	return inputError{err}
 }

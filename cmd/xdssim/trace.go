@@ -39,7 +39,7 @@ folded into the first and a count.`,
 }
 
 func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, err := loadScenario("trace", vals, pos, true)
+	s, lim, err := loadScenario("trace", vals, pos, true)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: tracing %s\n", s.Name, s.Seed, strings.Join(clients, ", "))
 	var rec trace.Recorder
-	res, err := runBounded(vals, s, cfg, fleet.Options{Trace: rec.Record, TraceClients: clients})
+	res, err := runBounded(lim, s, cfg, fleet.Options{Trace: rec.Record, TraceClients: clients})
 	if err != nil {
 		return err
 	}
