@@ -22,10 +22,9 @@ type Variant struct {
 // numbers), every metric's difference B − A paired by seed, and the
 // interval the same runs would give unpaired, for contrast.
 type Comparison struct {
-	A, B    string
-	Seeds   []uint64
-	Metrics []string
-	Rows    []CompareRow
+	A, B  string
+	Seeds []uint64
+	Rows  []CompareRow
 	// First holds the Results of seed Seeds[0] of A and B, for the
 	// timelines.
 	First [2]*fleet.Results
@@ -72,7 +71,7 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 			}
 		}
 	}
-	c := &Comparison{A: a.Name, B: b.Name, Seeds: seeds, Metrics: metrics}
+	c := &Comparison{A: a.Name, B: b.Name, Seeds: seeds}
 	vals := make([][]float64, 2*len(seeds))
 	err := forEach(2*len(seeds), o, func(j int) error {
 		v, k := []Variant{a, b}[j%2], j/2

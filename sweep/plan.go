@@ -63,9 +63,7 @@ type Header struct {
 // Plan is a resolved sweep: every point of its grid checked, ready to run.
 type Plan struct {
 	Header
-	src         *scenarios.Source
-	objectives  []scenarios.Objective
-	constraints []scenarios.Constraint
+	src *scenarios.Source
 }
 
 // NewPlan resolves spec over the scenario src with the overrides sets.
@@ -82,7 +80,7 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	}
 	cfg := base.FleetConfig()
 	paths := append(fleet.MetricPaths(&cfg), "clients", "events", "virtual_seconds")
-	p := &Plan{src: src, objectives: spec.Objectives, constraints: spec.Constraints}
+	p := &Plan{src: src}
 	p.Scenario = base.Name
 	p.Sets = slices.Clone(sets)
 	if p.Sets == nil {

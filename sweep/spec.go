@@ -77,18 +77,6 @@ func SpecOf(s *scenarios.Scenario) (Spec, error) {
 	return spec, nil
 }
 
-// SetParam adds p to the spec's params, or replaces the param of the same
-// key in place.
-func (s *Spec) SetParam(p Param) {
-	for i := range s.Params {
-		if s.Params[i].Key == p.Key {
-			s.Params[i] = p
-			return
-		}
-	}
-	s.Params = append(s.Params, p)
-}
-
 // ParseParam reads a --param: "key=v1,v2,…" (commas inside brackets or
 // quotes do not split) or "key=lo..hi:steps".
 func ParseParam(arg string) (Param, error) {

@@ -86,7 +86,7 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 		if err != nil {
 			return spec, inputError{err}
 		}
-		spec.SetParam(p)
+		spec.Params = append(spec.Params, p) // a key given twice is NewPlan's error
 	}
 	if v := vals.last("seeds"); v != "" {
 		n, err := strconv.Atoi(v)

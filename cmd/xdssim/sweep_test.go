@@ -80,6 +80,8 @@ func TestSweepExitCodes(t *testing.T) {
 		{"a run stopped at --max-events", []string{"--max-events", "1000", "--force"}, exitEventLimit, "xdssim: stopped at --max-events 1000, at "},
 		{"find with a shard", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--shard", "0/2"}, exitInput,
 			"--find searches one key on its own"},
+		{"a key given twice", []string{"--param", "fleet.restart[0].fraction=0.2", "--param", "fleet.restart[0].fraction=0.4"}, exitInput,
+			"param fleet.restart[0].fraction is given twice"},
 		{"--seed with --set seed", []string{"--seed", "5", "--set", "seed=3"}, exitInput, "--seed 5 and --set seed=3 both set the seed: give one"},
 		{"an --out that cannot be made, refused before any run", []string{"--out", "/proc/xdssim-sweep"}, exitInput, "--out /proc/xdssim-sweep: "},
 		{"find never crosses", []string{"--find", "fleet.restart[0].fraction=0.1..0.9", "--constraint", "rpc.failed >= 0", "--seeds", "1", "--steps", "1"}, exitBreached,
