@@ -26,8 +26,24 @@ type stagedFile struct {
 
 // stage writes an output to a temporary file beside name and syncs it.
 // Nothing is visible under name until commit. A path that cannot be
-// created is bad input (exit 2); a failure while writing is internal.
+// created is bad input (exit 2); a failure while writing is internal, or
+// the file system's (ioError).
 func stage(name string, write func(io.Writer) error) (*stagedFile, error) {
+	fh, err := createTemp(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		os.Remove(fh.Name())
+		return nil, writeError(name, err)
+	}
+	return finishTemp(fh, name)
+}
+
+// createTemp creates the temporary file an output named name is written
+// to, in name's directory.
+func createTemp(name string) (*os.File, error) {
 	if name == "" {
 		return nil, badInput("expected a file name, found an empty one")
 	}
@@ -42,26 +58,25 @@ func stage(name string, write func(io.Writer) error) (*stagedFile, error) {
 	if err != nil {
 		return nil, badInput("%s: %v", name, unwrapPath(err))
 	}
-	tmp := fh.Name()
-	fail := func(err error) (*stagedFile, error) {
-		fh.Close()
-		os.Remove(tmp)
+	return fh, nil
+}
+
+// finishTemp makes the written temporary file fh of output name durable
+// (mode, sync, close) and returns it staged; on failure it is removed.
+func finishTemp(fh *os.File, name string) (*stagedFile, error) {
+	s := &stagedFile{name: name, tmp: fh.Name()}
+	err := fh.Chmod(0o644)
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.discard()
 		return nil, writeError(name, err)
 	}
-	if err := write(fh); err != nil {
-		return fail(err)
-	}
-	if err := fh.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := fh.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := fh.Close(); err != nil {
-		os.Remove(tmp)
-		return nil, writeError(name, err)
-	}
-	return &stagedFile{name: name, tmp: tmp}, nil
+	return s, nil
 }
 
 // ioError is a failure of the file system under an output (a full disk,
@@ -86,8 +101,9 @@ func writeError(name string, err error) error {
 // directory, so that the rename survives a crash of the machine.
 func (s *stagedFile) commit() error {
 	if err := os.Rename(s.tmp, s.name); err != nil {
+		// The path was checked before the run: the file system refused.
 		os.Remove(s.tmp)
-		return badInput("%s: %v", s.name, unwrapPath(err))
+		return ioError{fmt.Errorf("writing %s: %w", s.name, err)}
 	}
 	syncDir(filepath.Dir(s.name))
 	return nil
@@ -167,7 +183,7 @@ func writeSet(files []string, writes []func(io.Writer) error) error {
 	marker := staged[len(staged)-1]
 	if err := os.Remove(marker.name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		discard()
-		return badInput("%s: %v", marker.name, unwrapPath(err))
+		return ioError{fmt.Errorf("replacing %s: %w", marker.name, err)}
 	}
 	for i, s := range staged {
 		if err := s.commit(); err != nil {
@@ -230,13 +246,9 @@ type cpuProfile struct {
 // startCPUProfile starts profiling the CPU into a temporary file beside
 // name.
 func startCPUProfile(name string) (*cpuProfile, error) {
-	dir, base := filepath.Split(name)
-	if dir == "" {
-		dir = "."
-	}
-	fh, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	fh, err := createTemp(name)
 	if err != nil {
-		return nil, badInput("--cpuprofile %s: %v", name, unwrapPath(err))
+		return nil, badInput("--cpuprofile %v", err)
 	}
 	if err := pprof.StartCPUProfile(fh); err != nil {
 		fh.Close()
@@ -250,20 +262,9 @@ func startCPUProfile(name string) (*cpuProfile, error) {
 func (p *cpuProfile) finish() error {
 	pprof.StopCPUProfile()
 	p.done = true
-	s := &stagedFile{name: p.name, tmp: p.fh.Name()}
-	if err := p.fh.Chmod(0o644); err != nil {
-		p.fh.Close()
-		s.discard()
-		return fmt.Errorf("writing %s: %w", p.name, err)
-	}
-	if err := p.fh.Sync(); err != nil {
-		p.fh.Close()
-		s.discard()
-		return fmt.Errorf("writing %s: %w", p.name, err)
-	}
-	if err := p.fh.Close(); err != nil {
-		s.discard()
-		return fmt.Errorf("writing %s: %w", p.name, err)
+	s, err := finishTemp(p.fh, p.name)
+	if err != nil {
+		return err
 	}
 	return s.commit()
 }
