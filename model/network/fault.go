@@ -12,7 +12,7 @@ import (
 
 // Never is the time of something that does not happen: the end of a fault
 // that lasts forever, the end of a stall that never clears.
-const Never = sim.Time(math.MaxInt64)
+const Never = sim.Never
 
 // Forever is the Duration of a fault that never ends.
 const Forever = time.Duration(math.MaxInt64)
@@ -136,12 +136,7 @@ type Fault struct {
 }
 
 // End returns the time the fault ends, [Never] if it lasts forever.
-func (f *Fault) End() sim.Time {
-	if f.Duration >= time.Duration(Never-f.Start) {
-		return Never
-	}
-	return f.Start.Add(f.Duration)
-}
+func (f *Fault) End() sim.Time { return f.Start.Add(f.Duration) } // Add saturates at Never
 
 // activeAt reports whether t is in the fault's window [Start, End).
 func (f *Fault) activeAt(t sim.Time) bool { return f.Start <= t && t < f.End() }
