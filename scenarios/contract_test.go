@@ -56,6 +56,8 @@ func TestValuesThatWouldCrashARunAreRefusedWithTheirKey(t *testing.T) {
 			`s.toml:14:37: fleet.group[0].profile_fields.backoff_jitter: profile.backoff_jitter: want a finite non-negative number, got "+Inf"`},
 		{"profile_fields backoff_jitter = nan", withServer + "profile_fields = { backoff_jitter = nan }\n", []string{"what_if=true"},
 			`s.toml:14:37: fleet.group[0].profile_fields.backoff_jitter: profile.backoff_jitter: want a finite non-negative number, got "NaN"`},
+		{"a profile_fields duration past 30 days", withServer, []string{"what_if=true", `fleet.group[0].profile_fields={backoff_max="800h"}`},
+			`--set fleet.group[0].profile_fields={backoff_max="800h"}: fleet.group[0].profile_fields.backoff_max: expected a duration of at most 720h0m0s (30 days), found 800h0m0s`},
 		{"profile_fields resource_timeout = 0s", withServer, []string{"what_if=true", `fleet.group[0].profile_fields={resource_timeout="0s"}`},
 			`--set fleet.group[0].profile_fields={resource_timeout="0s"}: fleet.group[0].profile_fields: profile resource timeouts: want resource_timeout and resource_timeout_transient > 0, got 0s and 30s`},
 		{"profile_fields backoff_max below backoff_initial, by --set", withServer, []string{"what_if=true", `fleet.group[0].profile_fields.backoff_max="1ms"`},

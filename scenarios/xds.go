@@ -422,7 +422,7 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 			}
 			err := prof.Set(k, g.ProfileFields[k])
 			ok = c.check(err == nil, fp, "%s", strings.TrimPrefix(fmt.Sprint(err), "xdsclient: ")) && ok
-			if d, isDur := profileDuration(&prof, k); isDur {
+			if d, isDur := prof.DurationField(k); isDur {
 				ok = c.check(d <= maxDuration, fp, "expected a duration of at most %s (30 days), found %s", maxDuration, d) && ok
 			}
 		}
@@ -448,16 +448,6 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	for j, t := range g.Targets {
 		c.check(t != "", fmt.Sprintf("%s.targets[%d]", p, j), "expected a listener name, found \"\"")
 	}
-}
-
-// profileDuration returns the value of a profile's duration field.
-func profileDuration(prof *xdsclient.Profile, field string) (time.Duration, bool) {
-	v, err := prof.Field(field)
-	if err != nil {
-		return 0, false
-	}
-	d, err := time.ParseDuration(v)
-	return d, err == nil && strings.ContainsAny(v, "hmsµn")
 }
 
 func sortedKeys(m map[string]string) []string {

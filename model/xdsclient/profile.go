@@ -409,6 +409,18 @@ func (p *Profile) field(name string) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
+// DurationField returns the value of the named field when it is a
+// duration (backoff_initial, resource_timeout, ...); ok is false for any
+// other field.
+func (p *Profile) DurationField(name string) (d time.Duration, ok bool) {
+	f, found := p.field(name)
+	if !found {
+		return 0, false
+	}
+	d, ok = f.Interface().(time.Duration)
+	return d, ok
+}
+
 // Field returns the value of the named field formatted as Set accepts it.
 func (p *Profile) Field(name string) (string, error) {
 	f, ok := p.field(name)
