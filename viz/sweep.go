@@ -12,6 +12,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 )
 
@@ -50,10 +51,13 @@ type sweepView struct {
 	Constraints []string
 	Feasible    bool
 	Best        *sweepPointRow
-	BestSets    string
-	Metrics     []string
-	Rows        []sweepPointRow
-	Sections    []section
+	// Reproduce runs the best point; the scenario is named as the
+	// sweep knew it (a file's own path is not in the result, which
+	// shards on other machines share).
+	Reproduce string
+	Metrics   []string
+	Rows      []sweepPointRow
+	Sections  []section
 
 	page
 }
@@ -98,7 +102,7 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 	}
 	if r.Best >= 0 {
 		v.Best = &v.Rows[r.Best]
-		v.BestSets = "--set " + strings.Join(r.BestSets(), " --set ")
+		v.Reproduce = scenarios.Command("run", r.Scenario, r.Seeds[0], r.BestSets())
 	}
 	v.Sections = sweepSections(r)
 	return renderPage("sweep.html", sweepTemplate, &v, sectionCharts(v.Sections)...)
@@ -395,7 +399,7 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
   {{- end}}
   {{- if .Best}}
   <h2>Best point: {{.Best.Index}}</h2>
-  <p>Reproduce it with <code>xdssim run {{.Scenario}} {{.BestSets}}</code>.</p>
+  <p>Reproduce it with <code>{{.Reproduce}}</code> (for a scenario file, give its path instead of the name).</p>
   {{- end}}
   {{- end}}
   <nav>

@@ -490,7 +490,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if n := viz.Breached(expectations); n > 0 {
 		ref := scenarioRef(f.args)
 		fmt.Fprintf(stderr, "xdssim: breached with seed %d; reproduce: %s\nxdssim: find a smaller scenario that breaches it: %s\n",
-			s.Seed, reproduce("run", ref, s.Seed, f.sets), reproduce("shrink", ref, s.Seed, f.sets))
+			s.Seed, scenarios.Command("run", ref, s.Seed, f.sets), scenarios.Command("shrink", ref, s.Seed, f.sets))
 		return breachedError{breached: n, total: len(expectations)}
 	}
 	return nil

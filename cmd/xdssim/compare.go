@@ -85,7 +85,7 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		resolved[i] = s
 		name := refs[i]
 		for _, o := range sets {
-			name += " --set " + shellQuote(o)
+			name += " --set " + scenarios.ShellQuote(o)
 		}
 		variants[i] = sweep.Variant{Name: name, Src: src, Sets: sets}
 	}

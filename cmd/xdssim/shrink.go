@@ -103,10 +103,10 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	sizes := sizeString(c0, g0, e0, d0) + " → " + sizeString(c1, g1, e1, d1)
 	header := []string{
-		fmt.Sprintf("Shrunk by: %s", reproduce("shrink", scenarioRef(pos), s.Seed, vals["set"])),
+		fmt.Sprintf("Shrunk by: %s", scenarios.Command("shrink", scenarioRef(pos), s.Seed, vals["set"])),
 		fmt.Sprintf("It still breaches expect %s %s: %s here, %s in the original.", got.Metric, got.Bound(), formatValue(got.Value), formatValue(orig.Value)),
 		fmt.Sprintf("%s, in %d runs.", sizes, st.Runs),
-		fmt.Sprintf("Reproduce: %s", reproduce("run", out, small.Seed, nil)),
+		fmt.Sprintf("Reproduce: %s", scenarios.Command("run", out, small.Seed, nil)),
 	}
 	if st.Exhausted {
 		header = append(header, fmt.Sprintf("Stopped at --max-runs %d: a smaller scenario may still breach it.", maxRuns))
@@ -125,7 +125,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("shrink: the shrunk scenario %s no longer breaches expect %s", out, got.Metric)
 	}
 	fmt.Fprintln(stdout, out)
-	fmt.Fprintln(stdout, reproduce("run", out, small.Seed, nil))
+	fmt.Fprintln(stdout, scenarios.Command("run", out, small.Seed, nil))
 	return nil
 }
 
@@ -162,30 +162,6 @@ func scenarioRef(pos []string) string {
 		return scenarios.DefaultName
 	}
 	return pos[0]
-}
-
-// reproduce is the command line that runs cmd on the scenario ref with the
-// seed and overrides given, each word quoted for a POSIX shell where it
-// needs to be. A "seed=" override is left out: --seed says it.
-func reproduce(cmd, ref string, seed uint64, sets []string) string {
-	words := []string{"xdssim", cmd, shellQuote(ref), "--seed", strconv.FormatUint(seed, 10)}
-	for _, s := range sets {
-		if strings.HasPrefix(strings.TrimSpace(s), "seed=") {
-			continue
-		}
-		words = append(words, "--set", shellQuote(s))
-	}
-	return strings.Join(words, " ")
-}
-
-// shellQuote quotes s for a POSIX shell unless it needs no quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sizeString says how big a scenario is: "3 clients, 1 group, 2 events, 2m0s".

@@ -284,7 +284,7 @@ func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr i
 				fmt.Fprintf(stdout, ": %s = %s", m, statText(p.Stats[i]))
 			}
 		}
-		fmt.Fprintf(stdout, "\nreproduce: %s\n", reproduce("run", ref, res.Seeds[0], res.BestSets()))
+		fmt.Fprintf(stdout, "\nreproduce: %s\n", scenarios.Command("run", ref, res.Seeds[0], res.BestSets()))
 	}
 	fmt.Fprintln(stdout, filepath.Join(out, "sweep.html"))
 	if len(res.Constraints) > 0 && !res.Feasible() {
