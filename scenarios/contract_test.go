@@ -202,3 +202,14 @@ func TestNamesWhoseMetricPathsCollideAreRefused(t *testing.T) {
 		t.Errorf("a dotted name that collides with nothing: %v", err)
 	}
 }
+
+// TestAQuotedNumberIsAStringWhateverItsDigits: a quoted integer in range is
+// a string where a number is expected, not an integer out of range, which
+// only an unquoted one beyond 64 bits is.
+func TestAQuotedNumberIsAStringWhateverItsDigits(t *testing.T) {
+	_, err := Parse(&Source{File: "s.toml", Name: "s", Data: []byte("[[fleet.group]]\nclients = \"1234567890123456789\"\n")}, nil)
+	want := `s.toml:2:11: fleet.group[0].clients: expected an integer, found the string "1234567890123456789"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -230,16 +231,11 @@ func (d *decoder) stringMap(path string, x any, v reflect.Value) bool {
 // which the parser (or a --set) left as a string of digits.
 func tooBig(x any) bool {
 	s, ok := x.(string)
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	if !ok || len(s) < 19 || len(s) > 100 {
+	if !ok || len(s) > 100 {
 		return false
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := strconv.ParseInt(s, 10, 64)
+	return errors.Is(err, strconv.ErrRange)
 }
 
 func (d *decoder) mismatch(path, want string, found any) {
