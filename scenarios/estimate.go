@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -131,7 +132,7 @@ func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 			continue
 		}
 		for j, svc := range s.ControlPlanes[k].Services {
-			if !containsString(g.Targets, svc.Name) {
+			if !slices.Contains(g.Targets, svc.Name) {
 				continue
 			}
 			eps := int64(svc.Endpoints)
@@ -156,15 +157,6 @@ func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 		}
 	}
 	return n, key
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Main returns the keys of the largest terms, up to n: what to change to

@@ -89,16 +89,16 @@ func (d Dist) Sample(r *Rand) time.Duration {
 			return d.a
 		}
 		u := distuv.Uniform{Min: float64(d.a), Max: float64(d.b), Src: r.Source()}
-		return durationOf(u.Rand())
+		return DurationOf(u.Rand())
 	case distExponential:
 		if d.a == 0 {
 			return 0
 		}
 		e := distuv.Exponential{Rate: 1 / float64(d.a), Src: r.Source()}
-		return durationOf(e.Rand())
+		return DurationOf(e.Rand())
 	case distLogNormal:
 		l := distuv.LogNormal{Mu: d.mu, Sigma: d.sigma, Src: r.Source()}
-		return durationOf(l.Rand())
+		return DurationOf(l.Rand())
 	}
 	return d.a
 }
@@ -109,7 +109,7 @@ func (d Dist) Mean() time.Duration {
 	case distUniform:
 		return d.a + (d.b-d.a)/2
 	case distLogNormal:
-		return durationOf(math.Exp(d.mu + d.sigma*d.sigma/2))
+		return DurationOf(math.Exp(d.mu + d.sigma*d.sigma/2))
 	}
 	return d.a
 }

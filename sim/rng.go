@@ -78,14 +78,14 @@ func (r *Rand) Uniform(lo, hi float64) float64 { return lo + (hi-lo)*r.r.Float64
 // Exp returns an exponentially distributed duration with the given mean,
 // rounded to the nanosecond.
 func (r *Rand) Exp(mean time.Duration) time.Duration {
-	return durationOf(r.r.ExpFloat64() * float64(mean))
+	return DurationOf(r.r.ExpFloat64() * float64(mean))
 }
 
 // Jitter returns d scaled by a uniform factor in [1-j, 1+j], as gRPC's
 // backoff jitter does: Jitter(time.Second, 0.2) lies in [0.8s, 1.2s].
 // j must be in [0, 1].
 func (r *Rand) Jitter(d time.Duration, j float64) time.Duration {
-	return durationOf(float64(d) * (1 + j*(2*r.r.Float64()-1)))
+	return DurationOf(float64(d) * (1 + j*(2*r.r.Float64()-1)))
 }
 
 // Source returns the stream as a [rand.Source], for the distributions of
@@ -101,9 +101,7 @@ const MaxDraw = time.Duration(1 << 60)
 
 // DurationOf rounds x nanoseconds to a Duration, clamping it to
 // [0, MaxDraw] so that a draw is never negative and never wraps.
-func DurationOf(x float64) time.Duration { return durationOf(x) }
-
-func durationOf(x float64) time.Duration {
+func DurationOf(x float64) time.Duration {
 	switch {
 	case !(x > 0): // also NaN
 		return 0

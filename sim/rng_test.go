@@ -149,8 +149,8 @@ func TestDurationsAreClampedNotWrapped(t *testing.T) {
 		{1e300, MaxDraw},
 	}
 	for _, tt := range tests {
-		if got := durationOf(tt.x); got != tt.want {
-			t.Errorf("durationOf(%v) = %v, want %v", tt.x, got, tt.want)
+		if got := DurationOf(tt.x); got != tt.want {
+			t.Errorf("DurationOf(%v) = %v, want %v", tt.x, got, tt.want)
 		}
 	}
 }
