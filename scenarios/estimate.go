@@ -25,6 +25,18 @@ type Estimate struct {
 	EventDrivers []Driver
 }
 
+// Max is the larger of e and o in memory and in events, each with its
+// drivers: the estimate of the costliest of several runs.
+func (e Estimate) Max(o Estimate) Estimate {
+	if o.Memory > e.Memory {
+		e.Memory, e.Drivers = o.Memory, o.Drivers
+	}
+	if o.Events > e.Events {
+		e.Events, e.EventDrivers = o.Events, o.EventDrivers
+	}
+	return e
+}
+
 // A Driver is one term of an estimate: the scenario keys it comes from,
 // what it counts, and its cost (bytes or events).
 type Driver struct {

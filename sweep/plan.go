@@ -64,6 +64,8 @@ type Header struct {
 type Plan struct {
 	Header
 	src *scenarios.Source
+	// Worst is the largest estimate of one run over the points.
+	Worst scenarios.Estimate
 }
 
 // NewPlan resolves spec over the scenario src with the overrides sets.
@@ -145,6 +147,7 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 			}
 			continue
 		}
+		p.Worst = p.Worst.Max(s.Estimate())
 		for _, w := range s.FleetConfig().WhatIf {
 			for i := range p.Params {
 				if k := p.Params[i].Key; w.Key == k || strings.HasPrefix(w.Key, k+".") {

@@ -103,13 +103,12 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	var lim limits
 	var est scenarios.Estimate
-	for i, v := range variants {
-		one := func(int) []string { return v.Sets }
-		l, e, err := checkSweepLimits(vals, v.Src, 1, one, 2*seeds, workers)
-		if err != nil {
+	for i, r := range resolved {
+		e := r.Estimate()
+		if lim, err = sweepLimits(vals, e, 2*seeds, workers); err != nil {
 			return fmt.Errorf("variant %s: %w", []string{"A", "B"}[i], err)
 		}
-		lim, est.Events = l, max(est.Events, e.Events)
+		est = est.Max(e)
 	}
 	out := vals.last("out")
 	if out == "" {

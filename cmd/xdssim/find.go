@@ -30,7 +30,11 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	// Both ends must be values the scenario accepts, and runs of them
 	// within the bounds on a run's cost.
 	ends := func(i int) []string { return append(append([]string{}, sets...), key+"="+[]string{lo, hi}[i]) }
-	lim, est, err := checkSweepLimits(vals, src, 2, ends, 2*spec.Seeds, workers)
+	est, err := worstEstimate(src, 2, ends)
+	if err != nil {
+		return err
+	}
+	lim, err := sweepLimits(vals, est, 2*spec.Seeds, workers)
 	if err != nil {
 		return err
 	}

@@ -185,7 +185,8 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		return inputError{err}
 	}
-	lim, est, err := checkSweepLimits(vals, src, plan.Points(), plan.PointSets, plan.Runs(), workers)
+	est := plan.Worst // NewPlan parsed every point
+	lim, err := sweepLimits(vals, est, plan.Runs(), workers)
 	if err != nil {
 		return err
 	}
@@ -425,38 +426,34 @@ func sweepProgressLine(done, total int, elapsed time.Duration) string {
 	return line
 }
 
-// checkSweepLimits refuses a sweep whose largest run, times the runs it
-// holds at once, is estimated above --max-memory, or one of whose runs is
-// estimated above --max-events, as run refuses one run (docs/limits.md).
-// Point pt's scenario is resolved with sets(pt); runs is the number of
-// runs, workers the pool's size (0: GOMAXPROCS). It returns the limits
-// and the largest estimate of one run.
-func checkSweepLimits(vals flagValues, src *scenarios.Source, points int, sets func(int) []string, runs, workers int) (limits, scenarios.Estimate, error) {
-	lim, err := parseLimits(limitFlags(vals))
-	if err != nil {
-		return lim, scenarios.Estimate{}, err
-	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+// worstEstimate parses the points of a scenario (point pt resolved with
+// sets(pt)) and returns the largest estimate of one run.
+func worstEstimate(src *scenarios.Source, points int, sets func(int) []string) (scenarios.Estimate, error) {
 	var worst scenarios.Estimate
 	for pt := range points {
 		s, err := scenarios.Parse(src, sets(pt))
 		if err != nil {
-			return lim, worst, err
+			return worst, err
 		}
-		est := s.Estimate()
-		if est.Memory > worst.Memory {
-			worst.Memory, worst.Drivers = est.Memory, est.Drivers
-		}
-		if est.Events > worst.Events {
-			worst.Events, worst.EventDrivers = est.Events, est.EventDrivers
-		}
+		worst = worst.Max(s.Estimate())
 	}
-	// Every worker may hold a run of the largest point at once.
+	return worst, nil
+}
+
+// sweepLimits reads the limits of vals and checks runs of at most worst
+// each against them, workers (0: GOMAXPROCS) at a time: every worker may
+// hold a run of the costliest point at once.
+func sweepLimits(vals flagValues, worst scenarios.Estimate, runs, workers int) (limits, error) {
+	lim, err := parseLimits(limitFlags(vals))
+	if err != nil {
+		return lim, err
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	all := worst
 	all.Memory *= int64(max(1, min(workers, runs)))
-	return lim, worst, lim.check(all)
+	return lim, lim.check(all)
 }
 
 // boundedErr turns a run stopped at --max-events into the exit 4 that run
