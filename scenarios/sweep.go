@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xdssim/xdssim/model/fleet"
 )
 
 // Sweep is the [sweep] table: what `xdssim sweep` varies over the scenario,
@@ -274,7 +276,7 @@ func (s *Scenario) validateSweep(c *checker) {
 	if len(refs) == 0 || c.p.hasErrorsOutside("sweep") {
 		return
 	}
-	paths := append(slices.Clip(c.metricPaths(s)), "clients", "events", "virtual_seconds")
+	paths := append(slices.Clip(c.metricPaths(s)), fleet.HeaderPaths...)
 	for _, r := range refs {
 		c.check(slices.Contains(paths, r.metric), r.path, "no metric %q in summary.json%s", r.metric, metricHint(r.metric, paths))
 	}

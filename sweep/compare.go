@@ -55,7 +55,7 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
 		}
 		cfg := s.FleetConfig()
-		paths[i] = append(fleet.MetricPaths(&cfg), "clients", "events", "virtual_seconds")
+		paths[i] = append(fleet.MetricPaths(&cfg), fleet.HeaderPaths...)
 	}
 	if len(metrics) == 0 {
 		for _, m := range Headline {

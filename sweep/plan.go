@@ -81,7 +81,7 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 		return nil, fmt.Errorf("sweep: expected at least one seed, found %d", spec.Seeds)
 	}
 	cfg := base.FleetConfig()
-	paths := append(fleet.MetricPaths(&cfg), "clients", "events", "virtual_seconds")
+	paths := append(fleet.MetricPaths(&cfg), fleet.HeaderPaths...)
 	p := &Plan{src: src}
 	p.Scenario = base.Name
 	p.Sets = slices.Clone(sets)

@@ -89,3 +89,15 @@ func Paired(a, b []float64) Stat {
 	}
 	return Describe(d)
 }
+
+// Text writes the stat for a table: the mean and its interval with num,
+// the mean alone from one value, none from no value.
+func (s Stat) Text(num func(float64) string, none string) string {
+	switch {
+	case s.N == 0:
+		return none
+	case s.N < 2:
+		return num(s.Mean)
+	}
+	return num(s.Mean) + " [" + num(s.Low) + ", " + num(s.High) + "]"
+}

@@ -64,7 +64,7 @@ func comparePage(c *sweep.Comparison) ([]byte, error) {
 		v.FirstSeed = c.Seeds[0]
 	}
 	for _, r := range c.Rows {
-		row := compareRow{Metric: r.Metric, A: statCell(r.A), B: statCell(r.B), Paired: diffCell(r.Paired), Unpaired: diffCell(r.Unpaired)}
+		row := compareRow{Metric: r.Metric, A: r.A.Text(short, "–"), B: r.B.Text(short, "–"), Paired: diffCell(r.Paired), Unpaired: diffCell(r.Unpaired)}
 		if pw, uw := r.Paired.HalfWidth(), r.Unpaired.HalfWidth(); finite(pw) && finite(uw) && pw > 0 {
 			row.Ratio = short(uw/pw) + "×"
 		}

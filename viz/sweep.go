@@ -96,7 +96,7 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 	for _, p := range r.Points {
 		row := sweepPointRow{Index: p.Index, Values: p.Values, Feasible: p.Feasible}
 		for _, s := range p.Stats {
-			row.Stats = append(row.Stats, statCell(s))
+			row.Stats = append(row.Stats, s.Text(short, "–"))
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -106,17 +106,6 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 	}
 	v.Sections = sweepSections(r)
 	return renderPage("sweep.html", sweepTemplate, &v, sectionCharts(v.Sections)...)
-}
-
-// statCell writes a mean and its interval for a table cell.
-func statCell(s sweep.Stat) string {
-	switch {
-	case s.N == 0:
-		return "–"
-	case s.N < 2:
-		return short(s.Mean)
-	}
-	return short(s.Mean) + " [" + short(s.Low) + ", " + short(s.High) + "]"
 }
 
 // sweepSections are the chart sections of sweep.html.

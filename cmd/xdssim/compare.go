@@ -148,7 +148,7 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tA\tB\tB − A paired\tunpaired")
 		for _, r := range c.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Metric, statText(r.A), statText(r.B), statText(r.Paired), statText(r.Unpaired))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Metric, r.A.Text(fmtNum, "-"), r.B.Text(fmtNum, "-"), r.Paired.Text(fmtNum, "-"), r.Unpaired.Text(fmtNum, "-"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

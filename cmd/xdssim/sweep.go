@@ -282,7 +282,7 @@ func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr i
 		fmt.Fprintf(stdout, "best: point %d (%s)", p.Index, strings.Join(res.Points[res.Best].Values, ", "))
 		for i, m := range res.Metrics {
 			if strings.HasSuffix(res.Objectives[0], " "+m) {
-				fmt.Fprintf(stdout, ": %s = %s", m, statText(p.Stats[i]))
+				fmt.Fprintf(stdout, ": %s = %s", m, p.Stats[i].Text(fmtNum, "-"))
 			}
 		}
 		fmt.Fprintf(stdout, "\nreproduce: %s\n", scenarios.Command("run", ref, res.Seeds[0], res.BestSets()))
@@ -324,7 +324,7 @@ func printPoints(w io.Writer, res *sweep.Result) error {
 		}
 		row = append(row, p.Values...)
 		for _, st := range p.Stats {
-			row = append(row, statText(st))
+			row = append(row, st.Text(fmtNum, "-"))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -335,17 +335,6 @@ func printPoints(w io.Writer, res *sweep.Result) error {
 		fmt.Fprintf(w, "* breaks a constraint: %s\n", strings.Join(res.Constraints, "; "))
 	}
 	return nil
-}
-
-// statText writes a mean with its 95 % interval: "12.3 [10.1, 14.5]".
-func statText(s sweep.Stat) string {
-	if s.N == 0 {
-		return "-"
-	}
-	if s.N < 2 {
-		return fmtNum(s.Mean)
-	}
-	return fmtNum(s.Mean) + " [" + fmtNum(s.Low) + ", " + fmtNum(s.High) + "]"
 }
 
 // fmtNum writes v with 4 significant digits.

@@ -308,6 +308,10 @@ func metrics(cfg *Config, w *world) []Metric {
 	return m
 }
 
+// HeaderPaths are the numeric figures of summary.json's header that a
+// sweep may bound or chart beside the Metrics (see Results.Value).
+var HeaderPaths = []string{"clients", "events", "virtual_seconds"}
+
 // MetricPaths lists the paths of the headline figures a run of cfg
 // reports (Results.Metrics), sorted: what a scenario's expectations may
 // name.
