@@ -203,9 +203,15 @@ func Run(cfg Config, opts Options) (*Results, error) {
 		}
 	}
 	w.exactRPCs = opts.ExactRPCs
-	stopped := false
 	if opts.MaxEvents > 0 || opts.Events != nil {
-		w.watchEvents(opts.MaxEvents, opts.Events, &stopped)
+		w.watchEvents(opts.MaxEvents, opts.Events)
+	}
+	// stopped is the run cut at opts.MaxEvents, as watchEvents does.
+	stopped := func() error {
+		if opts.MaxEvents == 0 || w.kernel.Events() < opts.MaxEvents {
+			return nil
+		}
+		return &EventLimitError{Limit: opts.MaxEvents, At: time.Duration(w.kernel.Now()), End: cfg.Duration}
 	}
 	if opts.Inspect != nil {
 		at := slices.Sorted(slices.Values(opts.InspectAt))
@@ -214,22 +220,22 @@ func Run(cfg Config, opts Options) (*Results, error) {
 				continue
 			}
 			w.kernel.Run(sim.Time(0).Add(t))
-			if stopped {
-				return nil, &EventLimitError{Limit: opts.MaxEvents, At: time.Duration(w.kernel.Now()), End: cfg.Duration}
+			if err := stopped(); err != nil {
+				return nil, err
 			}
 			opts.Inspect(t, &Inspector{w: w})
 		}
 	}
 	w.kernel.Run(sim.Time(0).Add(cfg.Duration))
-	if stopped {
-		return nil, &EventLimitError{Limit: opts.MaxEvents, At: time.Duration(w.kernel.Now()), End: cfg.Duration}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	return w.results(), nil
 }
 
-// watchEvents stops the run at limit events (0: no limit), setting
-// *stopped, and reports the count every EventsEvery events to fn.
-func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Duration), stopped *bool) {
+// watchEvents stops the run at limit events (0: no limit) and reports the
+// count every EventsEvery events to fn.
+func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Duration)) {
 	next := func(n uint64) uint64 {
 		at := uint64(0)
 		if fn != nil {
@@ -245,7 +251,6 @@ func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Durati
 			fn(n, time.Duration(w.kernel.Now()))
 		}
 		if limit > 0 && n >= limit {
-			*stopped = true
 			w.kernel.Stop()
 			return 0
 		}
