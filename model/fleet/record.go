@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
@@ -322,4 +323,24 @@ func MetricPaths(cfg *Config) []string {
 		paths[i] = m[i].Path
 	}
 	return paths
+}
+
+// MetricRange returns the values a summary.json figure at path can take
+// and whether it counts events (a whole number), from the way the figures
+// are named: a ratio ("success_ratio") lies in [0, 1], a percentage
+// ("_percent") in [0, 100], a span of time ("_seconds", "client_seconds", a
+// quantile such as "duration_seconds.p99") or an amplification is a non-negative real, and
+// every other figure counts something. Every figure of summary.json is
+// non-negative.
+func MetricRange(path string) (lo, hi float64, count bool) {
+	last := path[strings.LastIndexByte(path, '.')+1:]
+	switch {
+	case strings.HasSuffix(path, "success_ratio"):
+		return 0, 1, false
+	case strings.HasSuffix(path, "_percent"):
+		return 0, 100, false
+	case strings.HasSuffix(last, "_seconds") || strings.Contains(path, "_seconds.") || last == "amplification":
+		return 0, math.Inf(1), false
+	}
+	return 0, math.Inf(1), true
 }
