@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +19,27 @@ type Expect struct {
 	// gives no bound. At least one is given, and Min <= Max.
 	Min *float64 `toml:"min"`
 	Max *float64 `toml:"max"`
+}
+
+// Holds reports whether v is within the bounds (both inclusive); NaN
+// never is.
+func (e Expect) Holds(v float64) bool {
+	return !math.IsNaN(v) && (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max)
+}
+
+// String writes the expectation as "PATH <= 10", "PATH >= 0.999" or
+// "PATH in [0.5, 2]".
+func (e Expect) String() string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	switch {
+	case e.Min != nil && e.Max != nil:
+		return e.Metric + " in [" + f(*e.Min) + ", " + f(*e.Max) + "]"
+	case e.Min != nil:
+		return e.Metric + " >= " + f(*e.Min)
+	case e.Max != nil:
+		return e.Metric + " <= " + f(*e.Max)
+	}
+	return e.Metric
 }
 
 // validateExpect checks the expectations; it runs after every other

@@ -474,8 +474,8 @@ service = "echo"
 metric = "fleet.starts"
 min = 0
 [[sweep.param]]
-key = "seed"
-values = ["1"]
+key = "duration"
+values = ["1m"]
 `
 
 // clusterSkeleton has a service of several clusters and routes.

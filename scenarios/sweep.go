@@ -27,9 +27,21 @@ type Sweep struct {
 	// Objectives are "minimize PATH" or "maximize PATH": the first picks
 	// the best point; with two, the report draws their trade-off.
 	Objectives []string `toml:"objectives"`
-	// Constraints are "PATH <= N" (or <, >=, >): the best point is the one
-	// whose mean over seeds meets every one.
+	// Constraints are "PATH <= N" (or <, >=, >), judged on every run: a
+	// point meets one when the share of its runs that breach it is below
+	// Risk with 95 % confidence. "mean PATH <= N" judges the mean over
+	// the seeds instead.
 	Constraints []string `toml:"constraints"`
+	// Risk is the share of runs breaching a constraint that is accepted.
+	Risk float64 `toml:"risk"`
+	// MaxSeeds bounds the seeds a point may get when its verdict, or its
+	// rank against the best, is still open; 0: the fewest seeds in which
+	// no breach decides Risk (59 at 5 %), or Seeds if that is more.
+	MaxSeeds int `toml:"max_seeds"`
+	// Indifference is the smallest difference in the first objective
+	// that matters: a number in the objective's unit, or a share of the
+	// largest mean among the candidates ("5%").
+	Indifference string `toml:"indifference"`
 }
 
 // SweepParam is one key a sweep varies: a list of values, or a range.
@@ -43,9 +55,91 @@ type SweepParam struct {
 	// Range is "lo..hi:steps": steps evenly spaced values from lo to hi,
 	// durations or numbers.
 	Range string `toml:"range"`
+	// Role is "knob" (what the operator chooses: the sweep recommends
+	// one of its values) or "condition" (the world the choice must hold
+	// under); "": KeyRole's answer for the key.
+	Role string `toml:"role"`
 }
 
-func (s *Sweep) setDefaults() { s.Seeds = 5 }
+func (s *Sweep) setDefaults() {
+	s.Seeds = 5
+	s.Risk = DefaultRisk
+	s.Indifference = DefaultIndifference.String()
+}
+
+// DefaultRisk is the share of runs breaching a constraint that a sweep
+// accepts unless told otherwise: 5 %.
+const DefaultRisk = 0.05
+
+// Indifference is the smallest difference in an objective that matters
+// to whoever picks a setting: an absolute value in the objective's unit,
+// or a share of the largest mean among the candidates.
+type Indifference struct {
+	Value    float64
+	Relative bool
+}
+
+// DefaultIndifference is 5 % of the largest mean among the candidates.
+var DefaultIndifference = Indifference{Value: 0.05, Relative: true}
+
+func (d Indifference) String() string {
+	if d.Relative {
+		return strconv.FormatFloat(d.Value*100, 'g', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(d.Value, 'g', -1, 64)
+}
+
+// ParseIndifference reads "5%" (a share of the largest mean, under
+// 100 %) or "12.5" (in the objective's unit), both above 0.
+func ParseIndifference(s string) (Indifference, error) {
+	t := strings.TrimSpace(s)
+	rel := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || (rel && v >= 100) {
+		return Indifference{}, fmt.Errorf("expected an indifference zone: a number above 0 in the objective's unit (12.5), or a share of the largest mean above 0 and under 100 %% (5%%), found %q", s)
+	}
+	if rel {
+		v /= 100
+	}
+	return Indifference{Value: v, Relative: rel}, nil
+}
+
+// ParseShare reads a share above 0 and below 1, written 0.05 or 5%.
+func ParseShare(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 0.01
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	v *= scale
+	if err != nil || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("expected a share above 0 and below 1, such as 0.05 or 5%%, found %q", s)
+	}
+	return v, nil
+}
+
+// ParseRisk reads an accepted risk: a share above 0 and at most 0.5,
+// written 0.05 or 5%.
+func ParseRisk(s string) (float64, error) {
+	v, err := ParseShare(s)
+	if err != nil || !validRisk(v) {
+		return 0, fmt.Errorf("expected an accepted risk above 0 and at most 0.5 (0.05 or 5%%), found %q", s)
+	}
+	return v, nil
+}
+
+func validRisk(v float64) bool { return v > 0 && v <= 0.5 }
+
+// The roles of a swept key.
+const (
+	// Knob is a key the operator chooses: a sweep recommends a value of
+	// its knobs, never of a condition.
+	Knob = "knob"
+	// Condition is a key of the world the choice must hold under (fleet
+	// size, outage length, restart fraction, profile, load).
+	Condition = "condition"
+)
 
 // maxSweepSeeds bounds a sweep's seeds, and maxSweepSteps a range's steps.
 const (
@@ -88,16 +182,23 @@ func ParseObjective(s string) (Objective, error) {
 	return Objective{}, fmt.Errorf("expected \"minimize PATH\" or \"maximize PATH\" (PATH a summary.json metric), found %q", s)
 }
 
-// Constraint bounds the mean of a metric over a point's seeds.
+// Constraint bounds a metric: on every run ("PATH <= N"), or on the mean
+// over a point's seeds ("mean PATH <= N").
 type Constraint struct {
 	Metric string
 	// Op is one of <=, <, >=, >.
 	Op    string
 	Bound float64
+	// Mean says the bound is on the mean over the seeds, not on each run.
+	Mean bool
 }
 
 func (c Constraint) String() string {
-	return c.Metric + " " + c.Op + " " + strconv.FormatFloat(c.Bound, 'g', -1, 64)
+	s := c.Metric + " " + c.Op + " " + strconv.FormatFloat(c.Bound, 'g', -1, 64)
+	if c.Mean {
+		return "mean " + s
+	}
+	return s
 }
 
 // Holds reports whether v meets the constraint; NaN never does.
@@ -115,10 +216,12 @@ func (c Constraint) Holds(v float64) bool {
 	return false
 }
 
-// ParseConstraint reads "PATH <= N" (or <, >=, >).
+// ParseConstraint reads "PATH <= N" (or <, >=, >), a bound on every run,
+// or "mean PATH <= N", a bound on the mean over the seeds.
 func ParseConstraint(s string) (Constraint, error) {
+	body, onMean := strings.CutPrefix(strings.TrimSpace(s), "mean ")
 	for _, op := range []string{"<=", ">=", "<", ">"} {
-		metric, bound, ok := strings.Cut(s, op)
+		metric, bound, ok := strings.Cut(body, op)
 		if !ok {
 			continue
 		}
@@ -127,9 +230,9 @@ func ParseConstraint(s string) (Constraint, error) {
 		if metric == "" || strings.ContainsAny(metric, " \t") || err != nil || math.IsNaN(b) || math.IsInf(b, 0) {
 			break
 		}
-		return Constraint{Metric: metric, Op: op, Bound: b}, nil
+		return Constraint{Metric: metric, Op: op, Bound: b, Mean: onMean}, nil
 	}
-	return Constraint{}, fmt.Errorf("expected \"PATH <= N\" (or <, >=, >; PATH a summary.json metric, N a finite number), found %q", s)
+	return Constraint{}, fmt.Errorf("expected \"PATH <= N\" on every run or \"mean PATH <= N\" on the mean (or <, >=, >; PATH a summary.json metric, N a finite number), found %q", s)
 }
 
 // ParseRange expands "lo..hi:steps" into steps evenly spaced values from lo
@@ -232,17 +335,26 @@ func (s *Scenario) validateSweep(c *checker) {
 	}
 	sw := s.Sweep
 	c.check(sw.Seeds >= 1 && sw.Seeds <= maxSweepSeeds, "sweep.seeds", "expected a number of seeds from 1 to %d, found %d", maxSweepSeeds, sw.Seeds)
+	c.check(validRisk(sw.Risk), "sweep.risk", "expected an accepted share of runs breaching a constraint, above 0 and at most 0.5 (0.05 is 5 %%), found %v", sw.Risk)
+	c.check(sw.MaxSeeds == 0 || (sw.MaxSeeds >= sw.Seeds && sw.MaxSeeds <= maxSweepSeeds), "sweep.max_seeds",
+		"expected 0 (as many as deciding the risk takes) or a number of seeds from sweep.seeds (%d) to %d, found %d", sw.Seeds, maxSweepSeeds, sw.MaxSeeds)
+	if _, err := ParseIndifference(sw.Indifference); err != nil {
+		c.check(false, "sweep.indifference", "%v", err)
+	}
 	keys := map[string]int{}
 	for i, p := range sw.Params {
 		path := fmt.Sprintf("sweep.param[%d]", i)
 		if c.check(p.Key != "", path+".key", "is required: the path of the key to vary, as --set takes it (key = \"fleet.group[0].clients\")") {
-			_, err := splitPath(p.Key)
-			c.check(err == nil, path+".key", "malformed key %q: %v", p.Key, err)
-			if j, dup := keys[p.Key]; dup {
-				c.check(false, path+".key", "%s is already varied by sweep.param[%d]", p.Key, j)
+			norm, err := NormalizeKey(p.Key)
+			if c.check(err == nil, path+".key", "%v", err) {
+				if j, dup := keys[norm]; dup {
+					c.check(false, path+".key", "%s is already varied by sweep.param[%d]", p.Key, j)
+				}
+				keys[norm] = i
 			}
-			keys[p.Key] = i
 		}
+		c.check(p.Role == "" || p.Role == Knob || p.Role == Condition, path+".role",
+			"expected \"knob\" (a setting the sweep may recommend) or \"condition\" (the world it must hold under), found %q", p.Role)
 		switch {
 		case p.Range != "" && len(p.Values) > 0:
 			c.check(false, path+".range", "give values or a range, not both")
@@ -250,7 +362,13 @@ func (s *Scenario) validateSweep(c *checker) {
 			_, err := ParseRange(p.Range)
 			c.check(err == nil, path+".range", "%v", err)
 		default:
-			c.check(len(p.Values) > 0, path+".values", "expected at least one value, or a range = \"lo..hi:steps\"")
+			if c.check(len(p.Values) > 0, path+".values", "expected at least one value, or a range = \"lo..hi:steps\"") {
+				for j, v := range p.Values {
+					if k := slices.Index(p.Values, v); k < j {
+						c.check(false, fmt.Sprintf("%s.values[%d]", path, j), "%s is given twice (values[%d] and values[%d])", v, k, j)
+					}
+				}
+			}
 		}
 	}
 	c.check(len(sw.Objectives) <= 2, "sweep.objectives", "expected one objective, or two to chart their trade-off, found %d", len(sw.Objectives))

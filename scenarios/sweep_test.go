@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,7 @@ func TestSweepObjectivesAndConstraintsParse(t *testing.T) {
 		{"x<1000", 1000, false, "x", "x < 1000"},
 		{"x >= 0.5", 0.5, true, "x", "x >= 0.5"},
 		{"x > 0.5", 0.5, false, "x", "x > 0.5"},
+		{"mean x <= 2", 2, true, "x", "mean x <= 2"},
 	} {
 		c, err := ParseConstraint(tt.in)
 		if err != nil || c.Metric != tt.metric || c.Holds(tt.v) != tt.holds || c.String() != tt.display {
@@ -84,15 +86,27 @@ func TestSweepTableIsValidatedWithPositions(t *testing.T) {
 			[]string{`s.toml:4:12: sweep.metrics[0]: no metric "fleet.start" in summary.json; did you mean "fleet.starts"?`}},
 		{"bad constraint and objective", base + "[sweep]\nconstraints = [\"x == 3\"]\nobjectives = [\"lower x\"]\n",
 			[]string{
-				`s.toml:4:16: sweep.constraints[0]: expected "PATH <= N" (or <, >=, >; PATH a summary.json metric, N a finite number), found "x == 3"`,
+				`s.toml:4:16: sweep.constraints[0]: expected "PATH <= N" on every run or "mean PATH <= N" on the mean (or <, >=, >; PATH a summary.json metric, N a finite number), found "x == 3"`,
 				`s.toml:5:15: sweep.objectives[0]: expected "minimize PATH" or "maximize PATH" (PATH a summary.json metric), found "lower x"`,
 			}},
-		{"param without values", base + "[[sweep.param]]\nkey = \"seed\"\n",
+		{"param without values", base + "[[sweep.param]]\nkey = \"duration\"\n",
 			[]string{`s.toml:3:1: sweep.param[0].values: expected at least one value, or a range = "lo..hi:steps"`}},
-		{"param twice, bad range", base + "[[sweep.param]]\nkey = \"seed\"\nvalues = [\"1\"]\n[[sweep.param]]\nkey = \"seed\"\nrange = \"1..2\"\n",
+		{"param twice, spelled two ways, bad range", base + "[[sweep.param]]\nkey = \"duration\"\nvalues = [\"1m\"]\n[[sweep.param]]\nkey = '\"duration\"'\nrange = \"1..2\"\n",
 			[]string{
-				`s.toml:7:7: sweep.param[1].key: seed is already varied by sweep.param[0]`,
+				`s.toml:7:7: sweep.param[1].key: "duration" is already varied by sweep.param[0]`,
 				`s.toml:8:9: sweep.param[1].range: expected lo..hi:steps such as 1s..30s:5 or 100..1000:4, found "1..2": no :steps`,
+			}},
+		{"the seed, a value twice, a bad role", base + "[[sweep.param]]\nkey = \"seed\"\nvalues = [1, 1]\nrole = \"dial\"\n",
+			[]string{
+				`s.toml:4:7: sweep.param[0].key: the seed is not a param: a sweep runs every point on its own seeds (--seeds, sweep.seeds)`,
+				`s.toml:5:14: sweep.param[0].values[1]: 1 is given twice (values[0] and values[1])`,
+				`s.toml:6:8: sweep.param[0].role: expected "knob" (a setting the sweep may recommend) or "condition" (the world it must hold under), found "dial"`,
+			}},
+		{"risk, max seeds, indifference", base + "[sweep]\nseeds = 5\nrisk = 0.6\nmax_seeds = 3\nindifference = \"0%\"\n",
+			[]string{
+				`s.toml:5:8: sweep.risk: expected an accepted share of runs breaching a constraint, above 0 and at most 0.5 (0.05 is 5 %), found 0.6`,
+				`s.toml:6:13: sweep.max_seeds: expected 0 (as many as deciding the risk takes) or a number of seeds from sweep.seeds (5) to 10000, found 3`,
+				`s.toml:7:16: sweep.indifference: expected an indifference zone: a number above 0 in the objective's unit (12.5), or a share of the largest mean above 0 and under 100 % (5%), found "0%"`,
 			}},
 		{"seeds out of range", base + "[sweep]\nseeds = 0\n", []string{`s.toml:4:9: sweep.seeds: expected a number of seeds from 1 to 10000, found 0`}},
 		{"valid", base + "[sweep]\nseeds = 3\nmetrics = [\"fleet.starts\", \"events\"]\nobjectives = [\"minimize rpc.failed\"]\n" +
@@ -145,5 +159,58 @@ func TestSweepValuesTakeAnyScalar(t *testing.T) {
 				t.Errorf("values = %q, want %q", s.Sweep.Params[0].Values, tt.want)
 			}
 		})
+	}
+}
+
+// TestPolicyKeysAreKnobsAndTheRestConditions: a swept key is a knob when
+// it is a policy key of docs/scenario-reference.md (or a key below one),
+// else a condition: the world a setting must hold under.
+func TestPolicyKeysAreKnobsAndTheRestConditions(t *testing.T) {
+	for _, tt := range []struct{ key, role string }{
+		{"control_plane[0].workers", Knob},
+		{"control_plane[1].service[2].retry.num_retries", Knob},
+		{"fleet.group[3].xds_channel.jitter", Knob},
+		{"fleet.group[0].profile_fields.resource_timeout", Knob},
+		{"fleet.group[0].servers", Knob},
+		{"fleet.group[0].clients", Condition},
+		{"fleet.group[0].profile", Condition},
+		{"fleet.group[0].profile_fields.watch_time_fallback", Condition},
+		{"fleet.group[0].rpc.rate", Condition},
+		{"fault[0].duration", Condition},
+		{"fleet.restart[0].fraction", Condition},
+		{"control_plane[0].workersx", Condition},
+	} {
+		if got := KeyRole(tt.key); got != tt.role {
+			t.Errorf("KeyRole(%s) = %s, want %s", tt.key, got, tt.role)
+		}
+	}
+	doc, err := os.ReadFile("../docs/scenario-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := policyRow.FindAllStringSubmatch(string(doc), -1)
+	if len(rows) < 25 {
+		t.Fatalf("found %d rows of policy keys", len(rows))
+	}
+	for _, r := range rows {
+		if key := strings.ReplaceAll(r[2], "[]", "[0]"); KeyRole(key) != Knob {
+			t.Errorf("%s is in the table of policy keys but is not a knob", key)
+		}
+	}
+}
+
+func TestKeysNormalize(t *testing.T) {
+	for _, tt := range []struct{ in, want, err string }{
+		{"fleet.group[0].clients", "fleet.group[0].clients", ""},
+		{`fleet."group"[0]."clients"`, "fleet.group[0].clients", ""},
+		{`fleet.group[0].profile_fields."a b"`, `fleet.group[0].profile_fields."a b"`, ""},
+		{"seed", "", "the seed is not a param"},
+		{"sweep.seeds", "", "part of the sweep itself"},
+		{"fleet..x", "", "malformed key"},
+	} {
+		got, err := NormalizeKey(tt.in)
+		if got != tt.want || (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("NormalizeKey(%q) = %q, %v; want %q, %q", tt.in, got, err, tt.want, tt.err)
+		}
 	}
 }
