@@ -25,18 +25,43 @@ type Comparison struct {
 	A, B  string
 	Seeds []uint64
 	Rows  []CompareRow
+	// Expect holds, for each variant, its scenario's expectations and how
+	// many of its runs breached each.
+	Expect [2][]ExpectCount
 	// First holds the Results of seed Seeds[0] of A and B, for the
 	// timelines.
 	First [2]*fleet.Results
 }
 
+// ExpectCount is one expectation ([[expect]]) and the runs that breached
+// it, of the runs given.
+type ExpectCount struct {
+	Expect         string
+	Breached, Runs int
+}
+
+// Breached reports whether some run of either variant breached one of its
+// scenario's expectations.
+func (c *Comparison) Breached() bool {
+	for _, es := range c.Expect {
+		for _, e := range es {
+			if e.Breached > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CompareRow is one metric of a comparison.
 type CompareRow struct {
 	Metric string
-	// A and B are the two variants' Stats over the seeds.
+	// A and B are the two variants' Stats over the seeds, each interval
+	// inside the metric's support.
 	A, B Stat
-	// Paired is the Stat of the per-seed differences B − A: its interval
-	// is the one to read.
+	// Paired is the Stat of the per-seed differences B − A (bootstrap-t):
+	// its interval is the one to read; when it holds 0 the runs show no
+	// difference.
 	Paired Stat
 	// Unpaired is Welch's interval of mean(B) − mean(A), as if the runs of
 	// the two had independent seeds.
@@ -49,6 +74,7 @@ type CompareRow struct {
 // metrics: metrics, or when empty the Headline figures both report.
 func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Comparison, error) {
 	var paths [2][]string
+	c := &Comparison{A: a.Name, B: b.Name, Seeds: seeds}
 	for i, v := range []Variant{a, b} {
 		s, err := scenarios.Parse(v.Src, v.Sets)
 		if err != nil {
@@ -56,6 +82,10 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 		}
 		cfg := s.FleetConfig()
 		paths[i] = append(fleet.MetricPaths(&cfg), fleet.HeaderPaths...)
+		c.Expect[i] = []ExpectCount{}
+		for _, e := range s.Expect {
+			c.Expect[i] = append(c.Expect[i], ExpectCount{Expect: e.String(), Runs: len(seeds)})
+		}
 	}
 	if len(metrics) == 0 {
 		for _, m := range Headline {
@@ -71,16 +101,16 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 			}
 		}
 	}
-	c := &Comparison{A: a.Name, B: b.Name, Seeds: seeds}
 	vals := make([][]float64, 2*len(seeds))
+	breached := make([][]int, 2*len(seeds))
 	err := forEach(2*len(seeds), o, func(j int) error {
 		v, k := []Variant{a, b}[j%2], j/2
 		sets := append(slices.Clone(v.Sets), "seed="+strconv.FormatUint(seeds[k], 10))
-		r, err := runScenario(v.Src, sets, o.MaxEvents)
+		r, br, err := runScenario(v.Src, sets, o.MaxEvents)
 		if err != nil {
 			return fmt.Errorf("%s, seed %d: %w", v.Name, seeds[k], err)
 		}
-		vals[j] = values(r, metrics)
+		vals[j], breached[j] = values(r, metrics), br
 		if k == 0 {
 			c.First[j%2] = r
 		}
@@ -89,13 +119,20 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 	if err != nil {
 		return nil, err
 	}
+	for j, br := range breached {
+		for _, e := range br {
+			if e < len(c.Expect[j%2]) {
+				c.Expect[j%2][e].Breached++
+			}
+		}
+	}
 	for m, metric := range metrics {
 		row := CompareRow{Metric: metric}
 		for k := range seeds {
 			row.ValuesA = append(row.ValuesA, vals[2*k][m])
 			row.ValuesB = append(row.ValuesB, vals[2*k+1][m])
 		}
-		row.A, row.B = Describe(row.ValuesA), Describe(row.ValuesB)
+		row.A, row.B = Mean(row.ValuesA, support(metric)), Mean(row.ValuesB, support(metric))
 		row.Paired, row.Unpaired = Paired(row.ValuesA, row.ValuesB), Welch(row.ValuesA, row.ValuesB)
 		c.Rows = append(c.Rows, row)
 	}
@@ -104,28 +141,37 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 
 // JSON renders the comparison as compare.json.
 func (c *Comparison) JSON() ([]byte, error) {
-	type stat struct {
-		N    int         `json:"n"`
-		Mean *float64    `json:"mean"`
-		CI95 [2]*float64 `json:"ci95"`
-	}
-	js := func(s Stat) stat { return stat{s.N, num(s.Mean), [2]*float64{num(s.Low), num(s.High)}} }
+	js := toStatJSON
 	type row struct {
 		Metric   string     `json:"metric"`
-		A        stat       `json:"a"`
-		B        stat       `json:"b"`
-		Paired   stat       `json:"paired_difference"`
-		Unpaired stat       `json:"unpaired_difference"`
+		A        statJSON   `json:"a"`
+		B        statJSON   `json:"b"`
+		Paired   statJSON   `json:"paired_difference"`
+		Unpaired statJSON   `json:"unpaired_difference"`
 		ValuesA  []*float64 `json:"values_a"`
 		ValuesB  []*float64 `json:"values_b"`
 	}
+	type expect struct {
+		Expect   string `json:"expect"`
+		Breached int    `json:"breached"`
+		Runs     int    `json:"runs"`
+	}
+	exp := func(es []ExpectCount) []expect {
+		out := []expect{}
+		for _, e := range es {
+			out = append(out, expect(e))
+		}
+		return out
+	}
 	out := struct {
-		Schema string   `json:"schema"`
-		A      string   `json:"a"`
-		B      string   `json:"b"`
-		Seeds  []uint64 `json:"seeds"`
-		Rows   []row    `json:"metrics"`
-	}{Schema: "xdssim.compare/v1", A: c.A, B: c.B, Seeds: c.Seeds, Rows: []row{}}
+		Schema  string   `json:"schema"`
+		A       string   `json:"a"`
+		B       string   `json:"b"`
+		Seeds   []uint64 `json:"seeds"`
+		ExpectA []expect `json:"expect_a"`
+		ExpectB []expect `json:"expect_b"`
+		Rows    []row    `json:"metrics"`
+	}{Schema: "xdssim.compare/v2", A: c.A, B: c.B, Seeds: c.Seeds, ExpectA: exp(c.Expect[0]), ExpectB: exp(c.Expect[1]), Rows: []row{}}
 	for _, r := range c.Rows {
 		jr := row{Metric: r.Metric, A: js(r.A), B: js(r.B), Paired: js(r.Paired), Unpaired: js(r.Unpaired)}
 		for k := range r.ValuesA {

@@ -10,26 +10,37 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 )
 
 // Schema is the "schema" of every sweep.json; it changes when the meaning
 // or layout of a key changes.
-const Schema = "xdssim.sweep/v1"
+const Schema = "xdssim.sweep/v2"
 
-// Result is a finished sweep: its header, every point summarised over its
-// seeds, the best point and the trade-off, and every run.
+// Result is a finished sweep: every point summarised over its seeds and
+// judged against the constraints, the settings of the knobs judged under
+// every condition, the recommended setting (and the best one per
+// condition) with how sure each is, the trade-off of two objectives, and
+// every run.
 type Result struct {
 	Header
 	Points []Point
-	// Best is the index of the best point: the best mean of the first
-	// objective among the feasible points (the lowest index on a tie); -1
-	// without objectives or feasible points.
-	Best int
-	// Pareto lists, with two objectives, the feasible points no other
-	// feasible point is at least as good as in both and better in one.
-	Pareto []int
+	// Settings are the combinations of the knobs' values, each over every
+	// condition.
+	Settings []Setting
+	// Robust is the recommendation: the best setting that meets the
+	// constraints under every swept condition.
+	Robust Pick
+	// PerCondition holds, when the sweep has conditions, the best setting
+	// under each condition alone, by condition index.
+	PerCondition []Pick
+	// Pareto is, with two objectives, the front of the settings that are
+	// not known to break a constraint (robust values).
+	Pareto []Front
 	Runs   []Run
+	// looks are the numbers of seeds the selection looks at.
+	looks []int
 }
 
 // Point is one point of the grid, summarised over its seeds.
@@ -37,104 +48,242 @@ type Point struct {
 	Index int
 	// Values holds each param's value.
 	Values []string
+	// Setting and Condition are the point's setting of the knobs and
+	// condition.
+	Setting, Condition int
+	// Seeds is the number of seeds the point ran.
+	Seeds int
 	// Stats holds each metric's Stat, in the order of Header.Metrics.
 	Stats []Stat
-	// Feasible says the point's means meet every constraint.
-	Feasible bool
+	// Checks holds each constraint judged on the point's runs, in the
+	// order of Header.Constraints.
+	Checks []Check
+	// Verdict is every check's verdict together.
+	Verdict Verdict
+	// Expect holds, for each of Header.Expect, how many of the point's
+	// runs breached it.
+	Expect []int
+}
+
+// Setting is one combination of the knobs' values, judged under every
+// condition.
+type Setting struct {
+	Index  int
+	Values []string
+	// Points holds the setting's point under each condition.
+	Points []int
+	// Verdict is its points' verdicts together: it meets the constraints
+	// only when it meets them under every condition.
+	Verdict Verdict
+	// Seeds is the number of seeds all its points ran.
+	Seeds int
+	// Objective is the first objective, seed by seed the mean over the
+	// conditions, over those seeds; N is 0 without an objective.
+	Objective Stat
+}
+
+// Feasible reports whether some setting meets every constraint under
+// every condition (true without constraints).
+func (r *Result) Feasible() bool {
+	return slices.ContainsFunc(r.Settings, func(s Setting) bool { return s.Verdict == Meets })
+}
+
+// support returns the support of metric m.
+func support(metric string) Support {
+	lo, hi, count := fleet.MetricRange(metric)
+	return Support{Min: lo, Max: hi, Count: count}
 }
 
 // Summarize builds the Result of a sweep from its header and all its runs,
-// in any order. It is an error for a run to be missing or given twice.
+// in any order, deciding nothing more: what merged shards give. It is an
+// error for a run to be out of range or given twice, or for a point to
+// lack one of its first seeds.
 func Summarize(h Header, runs []Run) (*Result, error) {
-	n := h.Runs()
-	byIndex := make([]*Run, n)
+	res, _, err := judge(h, runs)
+	return res, err
+}
+
+// judge builds the Result of the runs so far and returns with it the
+// points that need more seeds for their answer.
+func judge(h Header, runs []Run) (*Result, []int, error) {
+	if len(h.Seeds) == 0 {
+		return nil, nil, fmt.Errorf("sweep: no seeds")
+	}
+	np := h.Points()
+	perPoint := make([][]*Run, np)
+	seenIndex := make(map[int]bool, len(runs))
 	for i := range runs {
 		r := &runs[i]
-		if r.Index < 0 || r.Index >= n {
-			return nil, fmt.Errorf("sweep: run %d is out of range (0 to %d)", r.Index, n-1)
+		switch {
+		case r.Point < 0 || r.Point >= np:
+			return nil, nil, fmt.Errorf("sweep: run %d is of point %d, out of range (0 to %d)", r.Index, r.Point, np-1)
+		case r.Seed < h.Seeds[0] || r.Seed-h.Seeds[0] >= uint64(h.MaxSeeds):
+			return nil, nil, fmt.Errorf("sweep: run %d has seed %d, out of the sweep's seeds (%d to %d)", r.Index, r.Seed, h.Seeds[0], h.SeedAt(h.MaxSeeds-1))
+		case len(r.Values) != len(h.Metrics):
+			return nil, nil, fmt.Errorf("sweep: run %d has %d metric values, want %d", r.Index, len(r.Values), len(h.Metrics))
+		case seenIndex[r.Index]:
+			return nil, nil, fmt.Errorf("sweep: run %d is given twice", r.Index)
 		}
-		if byIndex[r.Index] != nil {
-			return nil, fmt.Errorf("sweep: run %d is given twice", r.Index)
+		seenIndex[r.Index] = true
+		k := int(r.Seed - h.Seeds[0])
+		if k >= len(perPoint[r.Point]) {
+			perPoint[r.Point] = append(perPoint[r.Point], make([]*Run, k+1-len(perPoint[r.Point]))...)
 		}
-		if len(r.Values) != len(h.Metrics) {
-			return nil, fmt.Errorf("sweep: run %d has %d metric values, want %d", r.Index, len(r.Values), len(h.Metrics))
+		if perPoint[r.Point][k] != nil {
+			return nil, nil, fmt.Errorf("sweep: point %d has two runs of seed %d", r.Point, r.Seed)
 		}
-		byIndex[r.Index] = r
+		perPoint[r.Point][k] = r
+		for _, e := range r.Breached {
+			if e < 0 || e >= len(h.Expect) {
+				return nil, nil, fmt.Errorf("sweep: run %d breached expectation %d of %d", r.Index, e, len(h.Expect))
+			}
+		}
 	}
-	res := &Result{Header: h, Best: -1, Runs: make([]Run, n)}
-	for i, r := range byIndex {
-		if r == nil {
-			return nil, fmt.Errorf("sweep: run %d is missing (%d of %d runs given)", i, len(runs), n)
+	for pt, rs := range perPoint {
+		for k := range max(len(rs), len(h.Seeds)) {
+			if k >= len(rs) || rs[k] == nil {
+				return nil, nil, fmt.Errorf("sweep: point %d has no run of seed %d (%d runs given)", pt, h.SeedAt(k), len(runs))
+			}
 		}
-		res.Runs[i] = *r
 	}
 	objectives, constraints, err := h.goals()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	seeds := len(h.Seeds)
-	for pt := range h.Points() {
-		p := Point{Index: pt, Values: h.PointValues(pt), Feasible: true}
-		xs := make([]float64, seeds)
+	res := &Result{Header: h, looks: schedule(len(h.Seeds), h.MaxSeeds)}
+	res.Runs = make([]Run, len(runs))
+	copy(res.Runs, runs)
+	slices.SortFunc(res.Runs, func(a, b Run) int { return a.Index - b.Index })
+
+	// values[pt][m] are the point's values of metric m, seed by seed.
+	values := make([][][]float64, np)
+	for pt, rs := range perPoint {
+		values[pt] = make([][]float64, len(h.Metrics))
 		for m := range h.Metrics {
-			for k := range seeds {
-				xs[k] = res.Runs[pt*seeds+k].Values[m]
+			xs := make([]float64, len(rs))
+			for k, r := range rs {
+				xs[k] = r.Values[m]
 			}
-			p.Stats = append(p.Stats, Describe(xs))
+			values[pt][m] = xs
+		}
+		p := Point{Index: pt, Values: h.PointValues(pt), Setting: h.SettingOf(pt), Condition: h.ConditionOf(pt),
+			Seeds: len(rs), Verdict: Meets, Expect: make([]int, len(h.Expect))}
+		for m, metric := range h.Metrics {
+			p.Stats = append(p.Stats, Mean(values[pt][m], support(metric)))
 		}
 		for _, c := range constraints {
-			if !c.Holds(p.Stats[h.metricIndex(c.Metric)].Mean) {
-				p.Feasible = false
+			m := h.metricIndex(c.Metric)
+			var k Check
+			if c.Mean {
+				k = judgeMean(c, p.Stats[m])
+			} else {
+				k = judgeRuns(c, h.Risk, values[pt][m])
+			}
+			p.Checks = append(p.Checks, k)
+			p.Verdict = p.Verdict.and(k.Verdict)
+		}
+		for _, r := range rs {
+			for _, e := range r.Breached {
+				p.Expect[e]++
 			}
 		}
 		res.Points = append(res.Points, p)
 	}
-	if len(objectives) > 0 {
-		m := h.metricIndex(objectives[0].Metric)
-		for _, p := range res.Points {
-			v := p.Stats[m].Mean
-			if !p.Feasible || math.IsNaN(v) {
-				continue
+
+	ns, nc := h.Settings(), h.Conditions()
+	res.Settings = make([]Setting, ns)
+	for s := range res.Settings {
+		res.Settings[s] = Setting{Index: s, Values: h.SettingValues(s), Points: make([]int, nc), Verdict: Meets, Seeds: math.MaxInt}
+	}
+	for _, p := range res.Points {
+		st := &res.Settings[p.Setting]
+		st.Points[p.Condition] = p.Index
+		st.Verdict = st.Verdict.and(p.Verdict)
+		st.Seeds = min(st.Seeds, p.Seeds)
+	}
+	// robust returns a setting's values of metric m seed by seed: the
+	// mean over its conditions.
+	robust := func(s, m int) []float64 {
+		st := res.Settings[s]
+		out := make([]float64, st.Seeds)
+		for k := range out {
+			for _, pt := range st.Points {
+				out[k] += values[pt][m][k]
 			}
-			if res.Best < 0 || objectives[0].Better(v, res.Points[res.Best].Stats[m].Mean) {
-				res.Best = p.Index
+			out[k] /= float64(len(st.Points))
+		}
+		return out
+	}
+	var obj *scenarios.Objective
+	om := -1
+	if len(objectives) > 0 {
+		obj, om = &objectives[0], h.metricIndex(objectives[0].Metric)
+	}
+	needed := make([]bool, np)
+	var sup Support
+	if len(objectives) > 0 {
+		sup = support(objectives[0].Metric)
+	}
+	rc := competition{values: make([][]float64, ns), verdict: make([]Verdict, ns), sup: sup}
+	for s, st := range res.Settings {
+		rc.verdict[s] = st.Verdict
+		if om >= 0 {
+			rc.values[s] = robust(s, om)
+			res.Settings[s].Objective = Mean(rc.values[s], support(objectives[0].Metric))
+		} else {
+			rc.values[s] = make([]float64, st.Seeds)
+		}
+	}
+	ind, err := scenarios.ParseIndifference(h.Indifference)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep: indifference: %w", err)
+	}
+	n0 := len(h.Seeds)
+	var need []int
+	res.Robust, need = rc.pick(obj, n0, h.MaxSeeds, res.looks, ind, ns)
+	for _, s := range need {
+		for _, pt := range res.Settings[s].Points {
+			needed[pt] = true
+		}
+	}
+	if nc > 1 {
+		for c := range nc {
+			cc := competition{values: make([][]float64, ns), verdict: make([]Verdict, ns), sup: sup}
+			for s, st := range res.Settings {
+				pt := st.Points[c]
+				cc.verdict[s] = res.Points[pt].Verdict
+				if om >= 0 {
+					cc.values[s] = values[pt][om]
+				} else {
+					cc.values[s] = make([]float64, res.Points[pt].Seeds)
+				}
+			}
+			pk, need := cc.pick(obj, n0, h.MaxSeeds, res.looks, ind, ns)
+			res.PerCondition = append(res.PerCondition, pk)
+			for _, s := range need {
+				needed[res.Settings[s].Points[c]] = true
 			}
 		}
 	}
 	if len(objectives) == 2 {
-		res.Pareto = pareto(res.Points, h.metricIndex(objectives[0].Metric), h.metricIndex(objectives[1].Metric), objectives)
+		m1 := h.metricIndex(objectives[1].Metric)
+		var cands []int
+		xs, ys := make([][]float64, ns), make([][]float64, ns)
+		for s, st := range res.Settings {
+			if st.Verdict != Breaks {
+				cands = append(cands, s)
+				xs[s], ys[s] = rc.values[s], robust(s, m1)
+			}
+		}
+		res.Pareto = paretoFront(cands, xs, ys, [2]scenarios.Objective{objectives[0], objectives[1]})
 	}
-	return res, nil
-}
-
-// pareto returns the feasible points that no other feasible point
-// dominates on the two objectives' means, by index.
-func pareto(points []Point, m0, m1 int, obj []scenarios.Objective) []int {
-	// worse reports whether a is at least as bad as b for o.
-	atLeastAsGood := func(o scenarios.Objective, a, b float64) bool { return !o.Better(b, a) }
 	var out []int
-	for _, p := range points {
-		a0, a1 := p.Stats[m0].Mean, p.Stats[m1].Mean
-		if !p.Feasible || math.IsNaN(a0) || math.IsNaN(a1) {
-			continue
-		}
-		dominated := false
-		for _, q := range points {
-			b0, b1 := q.Stats[m0].Mean, q.Stats[m1].Mean
-			if q.Index == p.Index || !q.Feasible || math.IsNaN(b0) || math.IsNaN(b1) {
-				continue
-			}
-			if atLeastAsGood(obj[0], b0, a0) && atLeastAsGood(obj[1], b1, a1) &&
-				(obj[0].Better(b0, a0) || obj[1].Better(b1, a1)) {
-				dominated = true
-				break
-			}
-		}
-		if !dominated {
-			out = append(out, p.Index)
+	for pt, n := range needed {
+		if n && res.Points[pt].Seeds < h.MaxSeeds {
+			out = append(out, pt)
 		}
 	}
-	return out
+	return res, out, nil
 }
 
 // goals parses the header's objectives and constraints.
@@ -167,54 +316,103 @@ func (h *Header) goals() ([]scenarios.Objective, []scenarios.Constraint, error) 
 // metricIndex is the place of metric m in Metrics, or -1.
 func (h *Header) metricIndex(m string) int { return slices.Index(h.Metrics, m) }
 
-// Feasible reports whether some point meets every constraint (true
-// without constraints).
-func (r *Result) Feasible() bool {
-	return slices.ContainsFunc(r.Points, func(p Point) bool { return p.Feasible })
-}
-
-// BestSets returns the --set overrides that reproduce the best point, or
-// nil when there is none.
-func (r *Result) BestSets() []string {
-	if r.Best < 0 {
-		return nil
+// Hardest returns the condition under which setting s's first objective
+// is worst (the first one without an objective): where to look at it.
+func (r *Result) Hardest(s int) int {
+	objectives, _, _ := r.goals()
+	if len(objectives) == 0 || s < 0 {
+		return 0
 	}
-	return r.PointSets(r.Best)
+	m := r.metricIndex(objectives[0].Metric)
+	worst := 0
+	for c, pt := range r.Settings[s].Points {
+		if objectives[0].Better(r.Points[r.Settings[s].Points[worst]].Stats[m].Mean, r.Points[pt].Stats[m].Mean) {
+			worst = c
+		}
+	}
+	return worst
 }
 
-// The JSON form of a Result. Numbers that are NaN are null.
+// The JSON form of a Result. Numbers that are NaN are null; an infinite
+// bound is null too, and its "unbounded" flag says so.
 type (
 	resultJSON struct {
 		Schema string `json:"schema"`
 		Header
-		Points []pointJSON `json:"points"`
-		Best   *bestJSON   `json:"best"`
-		Pareto []int       `json:"pareto"`
-		Runs   []runJSON   `json:"runs"`
+		Points         []pointJSON   `json:"points"`
+		Settings       []settingJSON `json:"settings"`
+		Recommendation pickJSON      `json:"recommendation"`
+		PerCondition   []pickJSON    `json:"per_condition"`
+		Pareto         []Front       `json:"pareto"`
+		Runs           []runJSON     `json:"runs"`
 	}
 	pointJSON struct {
-		Point    int                 `json:"point"`
-		Values   []string            `json:"values"`
-		Set      []string            `json:"set"`
-		Feasible bool                `json:"feasible"`
-		Metrics  map[string]statJSON `json:"metrics"`
+		Point       int                 `json:"point"`
+		Values      []string            `json:"values"`
+		Set         []string            `json:"set"`
+		Setting     int                 `json:"setting"`
+		Condition   int                 `json:"condition"`
+		Seeds       int                 `json:"seeds"`
+		Verdict     string              `json:"verdict"`
+		Metrics     map[string]statJSON `json:"metrics"`
+		Constraints []checkJSON         `json:"constraints"`
+		Expect      []expectJSON        `json:"expect"`
 	}
 	statJSON struct {
-		N    int         `json:"n"`
-		Mean *float64    `json:"mean"`
-		SD   *float64    `json:"sd"`
-		CI95 [2]*float64 `json:"ci95"`
+		N     int         `json:"n"`
+		Mean  *float64    `json:"mean"`
+		SD    *float64    `json:"sd"`
+		CI95  [2]*float64 `json:"ci95"`
+		Equal bool        `json:"all_equal,omitempty"`
 	}
-	bestJSON struct {
-		Point int      `json:"point"`
-		Set   []string `json:"set"`
+	checkJSON struct {
+		Constraint string `json:"constraint"`
+		N          int    `json:"n"`
+		Breaches   *int   `json:"breaches,omitempty"`
+		// Bounds are the 95 % bounds of the share of runs breaching (a
+		// per-run constraint) or of the mean.
+		Bounds  [2]*float64 `json:"bounds"`
+		Verdict string      `json:"verdict"`
+	}
+	expectJSON struct {
+		Expect   string `json:"expect"`
+		Breached int    `json:"breached"`
+		Runs     int    `json:"runs"`
+	}
+	settingJSON struct {
+		Setting   int      `json:"setting"`
+		Values    []string `json:"values"`
+		Set       []string `json:"set"`
+		Points    []int    `json:"points"`
+		Verdict   string   `json:"verdict"`
+		Seeds     int      `json:"seeds"`
+		Objective statJSON `json:"objective"`
+	}
+	pickJSON struct {
+		Condition     *int     `json:"condition,omitempty"`
+		ConditionSet  []string `json:"condition_set,omitempty"`
+		Setting       *int     `json:"setting"`
+		Set           []string `json:"set"`
+		Seeds         int      `json:"seeds"`
+		Objective     statJSON `json:"objective"`
+		Separated     bool     `json:"separated"`
+		PCS           float64  `json:"probability_correct_selection"`
+		Indifference  *float64 `json:"indifference_zone"`
+		RunnerUp      *int     `json:"runner_up"`
+		Difference    statJSON `json:"difference_runner_up_minus_best"`
+		Tied          []int    `json:"tied"`
+		Survivors     []int    `json:"survivors"`
+		Meeting       []int    `json:"meeting"`
+		Undecided     []int    `json:"undecided"`
+		BetterUnknown []int    `json:"undecided_better"`
 	}
 	runJSON struct {
-		Run     int                 `json:"run"`
-		Point   int                 `json:"point"`
-		Seed    uint64              `json:"seed"`
-		Events  uint64              `json:"events"`
-		Metrics map[string]*float64 `json:"metrics"`
+		Run      int                 `json:"run"`
+		Point    int                 `json:"point"`
+		Seed     uint64              `json:"seed"`
+		Events   uint64              `json:"events"`
+		Metrics  map[string]*float64 `json:"metrics"`
+		Breached []int               `json:"expect_breached,omitempty"`
 	}
 )
 
@@ -247,23 +445,73 @@ func unnum(v *float64) float64 {
 	return *v
 }
 
+func toStatJSON(s Stat) statJSON {
+	return statJSON{N: s.N, Mean: num(s.Mean), SD: num(s.SD), CI95: [2]*float64{num(s.Low), num(s.High)}, Equal: s.Equal}
+}
+
+func ints(xs []int) []int {
+	if xs == nil {
+		return []int{}
+	}
+	return xs
+}
+
+func (r *Result) pickJSON(p Pick, cond int) pickJSON {
+	j := pickJSON{Seeds: p.Seeds, Objective: toStatJSON(p.Objective), Separated: p.Separated, PCS: p.PCS,
+		Difference: toStatJSON(p.Diff), Tied: ints(p.Tied), Survivors: ints(p.Survivors), Meeting: ints(p.Meeting),
+		Undecided: ints(p.Undecided), BetterUnknown: ints(p.Better), Set: []string{}}
+	if cond >= 0 {
+		j.Condition, j.ConditionSet = &cond, r.ConditionSets(cond)
+	}
+	if p.Best >= 0 {
+		b := p.Best
+		j.Setting, j.Set = &b, r.SettingSets(b)
+		j.Indifference = num(p.Delta)
+	}
+	if p.RunnerUp >= 0 {
+		ru := p.RunnerUp
+		j.RunnerUp = &ru
+	}
+	return j
+}
+
 // JSON renders r as sweep.json: 2-space indented, keys in a fixed order
-// (objects keyed by metric sorted), NaN as null, ending with a newline.
+// (objects keyed by metric sorted), NaN and infinite bounds as null,
+// ending with a newline.
 func (r *Result) JSON() ([]byte, error) {
-	out := resultJSON{Schema: Schema, Header: r.Header, Pareto: r.Pareto, Points: []pointJSON{}, Runs: []runJSON{}}
+	out := resultJSON{Schema: Schema, Header: r.Header, Points: []pointJSON{}, Settings: []settingJSON{},
+		Recommendation: r.pickJSON(r.Robust, -1), PerCondition: []pickJSON{}, Pareto: r.Pareto, Runs: []runJSON{}}
 	if out.Pareto == nil {
-		out.Pareto = []int{}
+		out.Pareto = []Front{}
+	}
+	for i := range out.Pareto {
+		out.Pareto[i].Tied = ints(out.Pareto[i].Tied)
 	}
 	for _, p := range r.Points {
-		pj := pointJSON{Point: p.Index, Values: p.Values, Set: r.pointSets(p.Index), Feasible: p.Feasible, Metrics: map[string]statJSON{}}
+		pj := pointJSON{Point: p.Index, Values: p.Values, Set: r.pointSets(p.Index), Setting: p.Setting, Condition: p.Condition,
+			Seeds: p.Seeds, Verdict: p.Verdict.String(), Metrics: map[string]statJSON{}, Constraints: []checkJSON{}, Expect: []expectJSON{}}
 		for i, m := range r.Metrics {
-			s := p.Stats[i]
-			pj.Metrics[m] = statJSON{N: s.N, Mean: num(s.Mean), SD: num(s.SD), CI95: [2]*float64{num(s.Low), num(s.High)}}
+			pj.Metrics[m] = toStatJSON(p.Stats[i])
+		}
+		for i, k := range p.Checks {
+			cj := checkJSON{Constraint: r.Constraints[i], N: k.N, Bounds: [2]*float64{num(k.Low), num(k.High)}, Verdict: k.Verdict.String()}
+			if c, _ := scenarios.ParseConstraint(r.Constraints[i]); !c.Mean {
+				b := k.Breaches
+				cj.Breaches = &b
+			}
+			pj.Constraints = append(pj.Constraints, cj)
+		}
+		for i, n := range p.Expect {
+			pj.Expect = append(pj.Expect, expectJSON{Expect: r.Expect[i], Breached: n, Runs: p.Seeds})
 		}
 		out.Points = append(out.Points, pj)
 	}
-	if r.Best >= 0 {
-		out.Best = &bestJSON{Point: r.Best, Set: r.BestSets()}
+	for _, s := range r.Settings {
+		out.Settings = append(out.Settings, settingJSON{Setting: s.Index, Values: s.Values, Set: r.SettingSets(s.Index),
+			Points: s.Points, Verdict: s.Verdict.String(), Seeds: s.Seeds, Objective: toStatJSON(s.Objective)})
+	}
+	for c, p := range r.PerCondition {
+		out.PerCondition = append(out.PerCondition, r.pickJSON(p, c))
 	}
 	for _, run := range r.Runs {
 		out.Runs = append(out.Runs, toRunJSON(run, r.Metrics))
@@ -276,7 +524,7 @@ func (r *Result) JSON() ([]byte, error) {
 }
 
 func toRunJSON(run Run, metrics []string) runJSON {
-	rj := runJSON{Run: run.Index, Point: run.Point, Seed: run.Seed, Events: run.Events, Metrics: map[string]*float64{}}
+	rj := runJSON{Run: run.Index, Point: run.Point, Seed: run.Seed, Events: run.Events, Metrics: map[string]*float64{}, Breached: run.Breached}
 	for i, m := range metrics {
 		rj.Metrics[m] = num(run.Values[i])
 	}
@@ -284,7 +532,7 @@ func toRunJSON(run Run, metrics []string) runJSON {
 }
 
 func fromRunJSON(rj runJSON, metrics []string) (Run, error) {
-	r := Run{Index: rj.Run, Point: rj.Point, Seed: rj.Seed, Events: rj.Events, Values: make([]float64, len(metrics))}
+	r := Run{Index: rj.Run, Point: rj.Point, Seed: rj.Seed, Events: rj.Events, Values: make([]float64, len(metrics)), Breached: rj.Breached}
 	if len(rj.Metrics) != len(metrics) {
 		return Run{}, fmt.Errorf("run %d has %d metrics, want %d", rj.Run, len(rj.Metrics), len(metrics))
 	}
@@ -299,8 +547,9 @@ func fromRunJSON(rj runJSON, metrics []string) (Run, error) {
 }
 
 // CSV renders r as sweep.csv: one row per run, tidy: run, point, seed,
-// one column per param (named by its key) and one per metric (named by
-// its path); a metric the run did not report is empty.
+// one column per param (named by its key), one per metric (named by its
+// path; empty where the run reported none) and the number of the
+// scenario's expectations the run breached.
 func (r *Result) CSV() ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -309,6 +558,7 @@ func (r *Result) CSV() ([]byte, error) {
 		head = append(head, p.Key)
 	}
 	head = append(head, r.Metrics...)
+	head = append(head, "expectations_breached")
 	if err := w.Write(head); err != nil {
 		return nil, err
 	}
@@ -322,6 +572,7 @@ func (r *Result) CSV() ([]byte, error) {
 				row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
 			}
 		}
+		row = append(row, strconv.Itoa(len(run.Breached)))
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}

@@ -14,12 +14,18 @@ import (
 // Run is the outcome of one run of a sweep: the value of each of the
 // sweep's metrics, NaN where the run reported none.
 type Run struct {
+	// Index numbers the runs in the order the sweep made them: the first
+	// seeds of every point, point by point (what shards split), then each
+	// round of added seeds.
 	Index  int
 	Point  int
 	Seed   uint64
 	Values []float64
 	// Events is the number of kernel events the run processed.
 	Events uint64
+	// Breached lists the expectations ([[expect]], by index) the run
+	// breached.
+	Breached []int
 }
 
 // Options says how to execute runs.
@@ -32,6 +38,9 @@ type Options struct {
 	// MaxEvents, if not 0, stops a run that has handled that many events:
 	// the sweep fails with its *fleet.EventLimitError.
 	MaxEvents uint64
+	// Round, if set, is called before each round of added seeds with the
+	// runs made so far and the runs the round adds.
+	Round func(done, adding int)
 }
 
 // workers returns the pool size o asks for.
@@ -42,10 +51,11 @@ func (o Options) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// Execute runs the given run indices of the plan (every run when indices
-// is nil) on a pool of workers and returns their outcomes in the order of
-// indices, whatever order they finished in. A run that fails is an error;
-// when several do, the one of the lowest index is returned.
+// Execute runs the given run indices of the plan's first seeds (every
+// such run when indices is nil) on a pool of workers and returns their
+// outcomes in the order of indices, whatever order they finished in. A
+// run that fails is an error; when several do, the one of the lowest index
+// is returned.
 func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 	if indices == nil {
 		indices = make([]int, p.Runs())
@@ -53,19 +63,81 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 			indices[i] = i
 		}
 	}
-	out := make([]Run, len(indices))
-	err := forEach(len(indices), o, func(k int) error {
-		r := indices[k]
+	jobs := make([]job, len(indices))
+	for k, r := range indices {
 		if r < 0 || r >= p.Runs() {
-			return fmt.Errorf("sweep: run %d is out of range (0 to %d)", r, p.Runs()-1)
-		}
-		sets := p.runSets(r)
-		res, err := runScenario(p.src, sets, o.MaxEvents)
-		if err != nil {
-			return fmt.Errorf("sweep run %d (%v): %w", r, sets, err)
+			return nil, fmt.Errorf("sweep: run %d is out of range (0 to %d)", r, p.Runs()-1)
 		}
 		pt, seed := p.RunOf(r)
-		out[k] = Run{Index: r, Point: pt, Seed: seed, Values: values(res, p.Metrics), Events: res.Events}
+		jobs[k] = job{index: r, point: pt, seed: seed}
+	}
+	return p.execute(jobs, o)
+}
+
+// Run runs the sweep: every point on the first seeds, then, round by
+// round, more seeds for the points whose answer is still open (an
+// undecided constraint, or a setting the selection cannot yet tell from
+// the best), each round's points going to the next number of seeds of the
+// schedule (doubling, up to MaxSeeds), until every answer is decided or
+// the seeds are spent. What a round adds depends only on the runs before
+// it, so the result does not depend on the number of workers.
+func (p *Plan) Run(o Options) (*Result, error) {
+	first, err := p.Execute(nil, o)
+	if err != nil {
+		return nil, err
+	}
+	return adapt(p.Header, first, func(jobs []job) ([]Run, error) {
+		if o.Round != nil {
+			o.Round(jobs[0].index, len(jobs))
+		}
+		return p.execute(jobs, o)
+	})
+}
+
+// adapt judges the runs so far and, while some point needs more seeds and
+// can have them, makes the next round of runs with run.
+func adapt(h Header, runs []Run, run func([]job) ([]Run, error)) (*Result, error) {
+	for {
+		res, need, err := judge(h, runs)
+		if err != nil {
+			return nil, err
+		}
+		var jobs []job
+		for _, pt := range need {
+			n := res.Points[pt].Seeds
+			for k := n; k < nextLook(res.looks, n); k++ {
+				jobs = append(jobs, job{index: len(runs) + len(jobs), point: pt, seed: h.SeedAt(k)})
+			}
+		}
+		if len(jobs) == 0 {
+			return res, nil
+		}
+		more, err := run(jobs)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, more...)
+	}
+}
+
+// job is one run to make: of point on seed, numbered index.
+type job struct {
+	index, point int
+	seed         uint64
+}
+
+// execute makes the runs of jobs on the pool, returning them in the order
+// of jobs.
+func (p *Plan) execute(jobs []job, o Options) ([]Run, error) {
+	out := make([]Run, len(jobs))
+	err := forEach(len(jobs), o, func(k int) error {
+		j := jobs[k]
+		sets := p.runSets(j.point, j.seed)
+		res, breached, err := runScenario(p.src, sets, o.MaxEvents)
+		if err != nil {
+			return fmt.Errorf("sweep run %d (%v): %w", j.index, sets, err)
+		}
+		out[k] = Run{Index: j.index, Point: j.point, Seed: j.seed, Values: values(res, p.Metrics), Events: res.Events, Breached: breached}
 		return nil
 	})
 	if err != nil {
@@ -75,14 +147,25 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 }
 
 // runScenario resolves and runs the scenario with the overrides, stopping
-// at maxEvents (0: no bound). The world the run built is garbage once it
-// returns; only its Results live on.
-func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet.Results, error) {
+// at maxEvents (0: no bound), and returns its Results and the indices of
+// the scenario's expectations it breached. The world the run built is
+// garbage once it returns; only its Results live on.
+func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet.Results, []int, error) {
 	s, err := scenarios.Parse(src, sets)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: maxEvents})
+	r, err := fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: maxEvents})
+	if err != nil {
+		return nil, nil, err
+	}
+	var breached []int
+	for i, e := range s.Expect {
+		if v, ok := r.Value(e.Metric); !ok || !e.Holds(v) {
+			breached = append(breached, i)
+		}
+	}
+	return r, breached, nil
 }
 
 // values returns the run's value of each metric, NaN where it has none.

@@ -1,10 +1,17 @@
 // Package sweep runs many independent runs of one scenario: a grid of
-// values of some of its keys × seeds, on a pool of workers, and summarises
-// each point of the grid over its seeds (mean and 95 % interval), picks the
-// best point for an objective under constraints, splits the runs into
-// shards and merges shards back (sweep, shard.go), compares two variants on
-// the same seeds (compare.go) and searches for the value of a key at which
-// a metric crosses a bound (find.go).
+// values of some of its keys × seeds, on a pool of workers, and answers
+// "which setting is safe for my fleet, and how sure are we?": it
+// summarises each point over its seeds (mean and a 95 % interval inside
+// the metric's support), judges each constraint on every run with an
+// exact binomial bound on the share of runs breaching it, picks the best
+// setting of the knobs that meets the constraints under every swept
+// condition by ranking and selection (Kim and Nelson's procedure, with
+// seeds spent where the answer is still open), splits the runs into
+// shards and merges shards back (shard.go), compares two variants on the
+// same seeds (compare.go) and searches for the value of a key at which a
+// constraint stops holding, seed by seed (find.go). The statistics are
+// pure functions (stats.go, select.go), tested on synthetic data whose
+// answer is known.
 //
 // Every run is a deterministic run of the resolved scenario, and results
 // are collected by run index, never by completion order, so a sweep's
@@ -24,6 +31,9 @@ import (
 type Param struct {
 	Key    string
 	Values []string
+	// Role is scenarios.Knob or scenarios.Condition; "": the key's
+	// default role (scenarios.KeyRole).
+	Role string
 }
 
 // Spec is what a sweep varies and looks for: a scenario's [sweep] table
@@ -41,24 +51,47 @@ type Spec struct {
 	Metrics     []string
 	Objectives  []scenarios.Objective
 	Constraints []scenarios.Constraint
+	// ObjectivesFrom and ConstraintsFrom say where the objectives and the
+	// constraints came from: the scenario's [sweep] table or flags.
+	ObjectivesFrom, ConstraintsFrom string
+	// MaxSeeds bounds the seeds of a point whose answer is still open; 0:
+	// SeedsToDecide(Risk), or Seeds if that is more.
+	MaxSeeds int
+	// Risk is the accepted share of runs breaching a constraint.
+	Risk float64
+	// Indifference is the smallest difference of the first objective
+	// that matters.
+	Indifference scenarios.Indifference
 }
 
 // SpecOf returns the Spec of the scenario's [sweep] table; a scenario
-// without one gives no params and 5 seeds.
+// without one gives no params, 5 seeds and the default risk.
 func SpecOf(s *scenarios.Scenario) (Spec, error) {
-	spec := Spec{Seeds: 5}
+	spec := Spec{Seeds: 5, Risk: scenarios.DefaultRisk, Indifference: scenarios.DefaultIndifference}
 	sw := s.Sweep
 	if sw == nil {
 		return spec, nil
 	}
-	spec.Seeds = sw.Seeds
+	spec.Seeds, spec.MaxSeeds, spec.Risk = sw.Seeds, sw.MaxSeeds, sw.Risk
+	ind, err := scenarios.ParseIndifference(sw.Indifference)
+	if err != nil {
+		return Spec{}, fmt.Errorf("sweep.indifference: %w", err)
+	}
+	spec.Indifference = ind
 	spec.Metrics = append(spec.Metrics, sw.Metrics...)
 	for _, p := range sw.Params {
 		vs, err := p.ParamValues()
 		if err != nil {
 			return Spec{}, fmt.Errorf("sweep.param %s: %w", p.Key, err)
 		}
-		spec.Params = append(spec.Params, Param{Key: p.Key, Values: vs})
+		spec.Params = append(spec.Params, Param{Key: p.Key, Values: vs, Role: p.Role})
+	}
+	from := "the [sweep] table of " + s.Name
+	if len(sw.Objectives) > 0 {
+		spec.ObjectivesFrom = from
+	}
+	if len(sw.Constraints) > 0 {
+		spec.ConstraintsFrom = from
 	}
 	for _, o := range sw.Objectives {
 		ob, err := scenarios.ParseObjective(o)
@@ -75,6 +108,16 @@ func SpecOf(s *scenarios.Scenario) (Spec, error) {
 		spec.Constraints = append(spec.Constraints, con)
 	}
 	return spec, nil
+}
+
+// ParseRole reads --role's "key=knob" or "key=condition".
+func ParseRole(arg string) (key, role string, err error) {
+	key, role, ok := strings.Cut(arg, "=")
+	key, role = strings.TrimSpace(key), strings.TrimSpace(role)
+	if !ok || key == "" || (role != scenarios.Knob && role != scenarios.Condition) {
+		return "", "", fmt.Errorf("--role %s: expected key=knob or key=condition, such as fleet.group[0].clients=condition", arg)
+	}
+	return key, role, nil
 }
 
 // ParseParam reads a --param: "key=v1,v2,…" (commas inside brackets or

@@ -41,7 +41,8 @@ func TestGridVariesTheFirstParamSlowestAndRunsSeedBySeed(t *testing.T) {
 	if p.Points() != 4 || p.Runs() != 12 {
 		t.Fatalf("%d points, %d runs; want 4 and 12", p.Points(), p.Runs())
 	}
-	want := [][]string{{"0.2", "1s"}, {"0.2", "9s"}, {"0.6", "1s"}, {"0.6", "9s"}}
+	one, two := `["primary"]`, `["primary", "fallback"]`
+	want := [][]string{{one, "1s"}, {one, "9s"}, {two, "1s"}, {two, "9s"}}
 	for pt, w := range want {
 		if got := p.PointValues(pt); !slices.Equal(got, w) {
 			t.Errorf("point %d = %q, want %q", pt, got, w)
@@ -50,8 +51,11 @@ func TestGridVariesTheFirstParamSlowestAndRunsSeedBySeed(t *testing.T) {
 	if pt, seed := p.RunOf(7); pt != 2 || seed != 2 {
 		t.Errorf("run 7 is point %d seed %d; want point 2 seed 2", pt, seed)
 	}
-	if got := p.runSets(7); !slices.Equal(got, []string{"fleet.restart[0].fraction=0.6", "fleet.restart[0].downtime=1s", "seed=2"}) {
+	if got := p.runSets(2, 2); !slices.Equal(got, []string{"fleet.group[0].servers=" + two, "fleet.restart[0].downtime=1s", "seed=2"}) {
 		t.Errorf("run 7 sets %q", got)
+	}
+	if p.Settings() != 2 || p.Conditions() != 2 || p.SettingOf(2) != 1 || p.ConditionOf(2) != 0 || !slices.Equal(p.SettingSets(1), []string{"fleet.group[0].servers=" + two}) {
+		t.Errorf("settings %d, conditions %d; point 2 is setting %d under condition %d", p.Settings(), p.Conditions(), p.SettingOf(2), p.ConditionOf(2))
 	}
 }
 
@@ -109,7 +113,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 	if got := outputs(res); got != want {
 		t.Errorf("4 shards merged give other outputs than one sweep:\n%s\nwant\n%s", got, want)
 	}
-	for _, s := range []string{`"schema": "xdssim.sweep/v1"`, `"best": {`, `"label": "deployable"`, `"ci95": [`} {
+	for _, s := range []string{`"schema": "xdssim.sweep/v2"`, `"recommendation": {`, `"label": "deployable"`, `"role": "condition"`, `"ci95": [`} {
 		if !strings.Contains(want, s) {
 			t.Errorf("sweep.json has no %s", s)
 		}
@@ -156,63 +160,84 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	}
 }
 
-// synthetic is a header of one param (4 values), one seed pair, metrics a
-// and b, with runs giving a and b per point.
-func synthetic(objectives, constraints []string, a, b []float64) (Header, []Run) {
-	h := Header{Scenario: "s", Sets: []string{}, Seeds: []uint64{1, 2}, Metrics: []string{"a", "b"},
-		Params:     []ParamInfo{{Key: "k", Values: []string{"1", "2", "3", "4"}, Label: Deployable}},
+// fixed is a header of one knob (4 values) and n seeds, metrics a and b,
+// with runs giving a and b per point, each within ±0.1 of its point's
+// value.
+func fixed(objectives, constraints []string, a, b []float64, n int) (Header, []Run) {
+	h := Header{Scenario: "s", Sets: []string{}, MaxSeeds: n, Risk: 0.05, Indifference: "5%", Metrics: []string{"a", "b"},
+		Params:     []ParamInfo{{Key: "control_plane[0].workers", Values: []string{"1", "2", "3", "4"}, Role: scenarios.Knob, Label: Deployable}},
 		Objectives: objectives, Constraints: constraints}
+	for k := range n {
+		h.Seeds = append(h.Seeds, uint64(k+1))
+	}
 	var runs []Run
 	for pt := range a {
-		for k := range 2 {
-			d := float64(k)*0.2 - 0.1 // ±0.1 around the point's value
-			runs = append(runs, Run{Index: 2*pt + k, Point: pt, Seed: uint64(k + 1), Values: []float64{a[pt] + d, b[pt] - d}})
+		for k := range n {
+			d := float64(k%3-1) * 0.1
+			runs = append(runs, Run{Index: n*pt + k, Point: pt, Seed: uint64(k + 1), Values: []float64{a[pt] + d, b[pt] - d}})
 		}
 	}
 	return h, runs
 }
 
-func TestBestPointIsTheBestFeasibleMean(t *testing.T) {
+func TestTheRecommendationIsTheBestSettingMeetingTheConstraints(t *testing.T) {
 	a := []float64{4, 1, 2, 3}
 	b := []float64{10, 2000, 500, 100}
 	for _, tt := range []struct {
-		name        string
-		obj, cons   []string
-		best        int
-		feasible    bool
-		pareto      []int
-		bestSetsLen int
+		name      string
+		obj, cons []string
+		best      int
+		feasible  bool
+		pareto    []int
+		sets      int
 	}{
 		{"unconstrained", []string{"minimize a"}, nil, 1, true, nil, 1},
-		{"constrained", []string{"minimize a"}, []string{"b <= 1000"}, 2, true, nil, 1},
+		{"on every run", []string{"minimize a"}, []string{"b <= 1000"}, 2, true, nil, 1},
+		{"on the mean", []string{"minimize a"}, []string{"mean b <= 1000"}, 2, true, nil, 1},
 		{"maximize", []string{"maximize a"}, []string{"b < 100"}, 0, true, nil, 1},
 		{"infeasible", []string{"minimize a"}, []string{"b > 5000"}, -1, false, nil, 0},
 		{"no objective", nil, []string{"b <= 1000"}, -1, true, nil, 0},
 		{"trade-off", []string{"minimize a", "minimize b"}, nil, 1, true, []int{0, 1, 2, 3}, 1},
-		{"dominated point", []string{"minimize a", "maximize b"}, nil, 1, true, []int{1}, 1},
+		{"dominated settings", []string{"minimize a", "maximize b"}, nil, 1, true, []int{1}, 1},
 	} {
-		h, runs := synthetic(tt.obj, tt.cons, a, b)
+		h, runs := fixed(tt.obj, tt.cons, a, b, 60)
 		res, err := Summarize(h, runs)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if res.Best != tt.best || res.Feasible() != tt.feasible || !slices.Equal(res.Pareto, tt.pareto) || len(res.BestSets()) != tt.bestSetsLen {
-			t.Errorf("%s: best %d feasible %v pareto %v sets %q; want %d %v %v", tt.name, res.Best, res.Feasible(), res.Pareto, res.BestSets(), tt.best, tt.feasible, tt.pareto)
+		var front []int
+		for _, f := range res.Pareto {
+			front = append(front, f.Setting)
+		}
+		sets := 0
+		if res.Robust.Best >= 0 {
+			sets = len(res.SettingSets(res.Robust.Best))
+		}
+		if res.Robust.Best != tt.best || res.Feasible() != tt.feasible || !slices.Equal(front, tt.pareto) || sets != tt.sets {
+			t.Errorf("%s: best %d feasible %v pareto %v sets %d; want %d %v %v %d", tt.name, res.Robust.Best, res.Feasible(), front, sets, tt.best, tt.feasible, tt.pareto, tt.sets)
+		}
+		if tt.best >= 0 && (!res.Robust.Separated || res.Robust.PCS != Confidence) {
+			t.Errorf("%s: the best is not separated: %+v", tt.name, res.Robust)
 		}
 	}
 }
 
 func TestSummarizeRefusesMissingOrRepeatedRuns(t *testing.T) {
-	h, runs := synthetic(nil, nil, []float64{1, 2, 3, 4}, []float64{1, 2, 3, 4})
-	if _, err := Summarize(h, runs[1:]); err == nil || !strings.Contains(err.Error(), "run 0 is missing") {
+	h, runs := fixed(nil, nil, []float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 2)
+	if _, err := Summarize(h, runs[1:]); err == nil || !strings.Contains(err.Error(), "point 0 has no run of seed 1") {
 		t.Errorf("missing: %v", err)
 	}
 	if _, err := Summarize(h, append(runs, runs[2])); err == nil || !strings.Contains(err.Error(), "run 2 is given twice") {
 		t.Errorf("twice: %v", err)
 	}
+	bad := slices.Clone(runs)
+	bad[0].Point = 9
+	if _, err := Summarize(h, bad); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("a point out of range: %v", err)
+	}
 }
 
-func TestIntervalsUseStudentsT(t *testing.T) {
+func TestPairedIntervalsAreNarrowerThanWelchs(t *testing.T) {
 	// Two values 1 and 3: mean 2, sd √2, t(0.975, 1) = 12.706.
 	s := Describe([]float64{1, 3, math.NaN()})
 	if s.N != 2 || s.Mean != 2 || math.Abs(s.SD-math.Sqrt2) > 1e-12 || math.Abs(s.HalfWidth()-12.7062) > 1e-3 {
@@ -237,10 +262,10 @@ func TestParamFlagParses(t *testing.T) {
 		want Param
 		err  string
 	}{
-		{in: "control_plane[0].workers=2,4,8", want: Param{"control_plane[0].workers", []string{"2", "4", "8"}}},
-		{in: "fleet.group[0].profile_fields.resource_timeout=15s..30s:2", want: Param{"fleet.group[0].profile_fields.resource_timeout", []string{"15s", "30s"}}},
-		{in: `fleet.group[0].servers=["a","b"],["b"]`, want: Param{"fleet.group[0].servers", []string{`["a","b"]`, `["b"]`}}},
-		{in: `fleet.group[0].profile="grpc-go", "grpc-java"`, want: Param{"fleet.group[0].profile", []string{`"grpc-go"`, `"grpc-java"`}}},
+		{in: "control_plane[0].workers=2,4,8", want: Param{Key: "control_plane[0].workers", Values: []string{"2", "4", "8"}}},
+		{in: "fleet.group[0].profile_fields.resource_timeout=15s..30s:2", want: Param{Key: "fleet.group[0].profile_fields.resource_timeout", Values: []string{"15s", "30s"}}},
+		{in: `fleet.group[0].servers=["a","b"],["b"]`, want: Param{Key: "fleet.group[0].servers", Values: []string{`["a","b"]`, `["b"]`}}},
+		{in: `fleet.group[0].profile="grpc-go", "grpc-java"`, want: Param{Key: "fleet.group[0].profile", Values: []string{`"grpc-go"`, `"grpc-java"`}}},
 		{in: "x", err: "expected key=v1,v2"},
 		{in: "x=1,1", err: "given twice"},
 		{in: "x=1,,2", err: "empty value"},
@@ -373,5 +398,34 @@ func TestLibrarySweepTablesResolve(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no library scenario has a [sweep] table")
+	}
+}
+
+// TestAddedSeedsDoNotDependOnWorkers: a sweep that adds seeds where its
+// answer is open gives the same outputs on one worker and on three: a
+// round's runs are chosen from the runs before it alone.
+func TestAddedSeedsDoNotDependOnWorkers(t *testing.T) {
+	p := testPlan(t, func(s *Spec) {
+		s.Seeds, s.MaxSeeds = 2, 8
+		s.Constraints = []scenarios.Constraint{mustConstraint(t, "failure_windows.client_seconds <= 300")}
+	})
+	var want []byte
+	for _, workers := range []int{1, 3} {
+		res, err := p.Run(Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Runs) <= p.Runs() {
+			t.Fatalf("%d runs: no seeds were added to the %d first runs", len(res.Runs), p.Runs())
+		}
+		got, err := res.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("%d workers give other outputs than 1", workers)
+		}
 	}
 }

@@ -42,6 +42,7 @@ type compareView struct {
 	A, B, Seeds string
 	FirstSeed   uint64
 	Rows        []compareRow
+	Expect      []compareExpect
 	Note        string
 	Charts      []chart
 
@@ -51,6 +52,13 @@ type compareView struct {
 type compareRow struct {
 	Metric, A, B, Paired, Unpaired, Ratio string
 	Significant                           bool
+}
+
+// compareExpect is one expectation of a variant's scenario and how many of
+// its runs breached it.
+type compareExpect struct {
+	Variant, Expect string
+	Breached, Runs  int
 }
 
 func comparePage(c *sweep.Comparison) ([]byte, error) {
@@ -64,12 +72,17 @@ func comparePage(c *sweep.Comparison) ([]byte, error) {
 		v.FirstSeed = c.Seeds[0]
 	}
 	for _, r := range c.Rows {
-		row := compareRow{Metric: r.Metric, A: r.A.Text(short, "–"), B: r.B.Text(short, "–"), Paired: diffCell(r.Paired), Unpaired: diffCell(r.Unpaired)}
+		row := compareRow{Metric: r.Metric, A: r.A.Text("–"), B: r.B.Text("–"), Paired: diffCell(r.Paired), Unpaired: diffCell(r.Unpaired)}
 		if pw, uw := r.Paired.HalfWidth(), r.Unpaired.HalfWidth(); finite(pw) && finite(uw) && pw > 0 {
-			row.Ratio = short(uw/pw) + "×"
+			row.Ratio = sweep.FormatFigure(uw/pw) + "×"
 		}
 		row.Significant = finite(r.Paired.Low) && (r.Paired.Low > 0 || r.Paired.High < 0)
 		v.Rows = append(v.Rows, row)
+	}
+	for i, es := range c.Expect {
+		for _, e := range es {
+			v.Expect = append(v.Expect, compareExpect{Variant: []string{"A", "B"}[i], Expect: e.Expect, Breached: e.Breached, Runs: e.Runs})
+		}
 	}
 	a, b := c.First[0], c.First[1]
 	switch {
@@ -82,21 +95,13 @@ func comparePage(c *sweep.Comparison) ([]byte, error) {
 	return renderPage("compare.html", compareTemplate, &v, v.Charts)
 }
 
-// diffCell writes a difference and its interval, with a sign.
+// diffCell writes a difference and its interval, the mean with a sign.
 func diffCell(s sweep.Stat) string {
-	if s.N == 0 {
-		return "–"
+	t := s.Text("–")
+	if s.N > 0 && s.Mean > 0 {
+		return "+" + t
 	}
-	sign := func(v float64) string {
-		if v > 0 {
-			return "+" + short(v)
-		}
-		return short(v)
-	}
-	if !finite(s.Low) {
-		return sign(s.Mean)
-	}
-	return sign(s.Mean) + " [" + sign(s.Low) + ", " + sign(s.High) + "]"
+	return t
 }
 
 // overlays are the time charts of the series both runs have, A and B on
@@ -151,7 +156,7 @@ var compareTemplate = pageTemplate("compare", `{{template "head" .}}
     <tr><th>seeds</th><td>{{.Seeds}} <span class="muted">(the same for both: common random numbers)</span></td></tr>
   </table>
   <h2>Headline figures</h2>
-  <p class="lead">Means over the seeds [95 % interval]. B − A is paired by seed: the interval of the mean of the per-seed differences, which is what to read. The unpaired interval is what the same runs would give with independent seeds (Welch); the last column says how many times wider it is. A paired difference whose interval excludes 0 is in bold.</p>
+  <p class="lead">Means over the seeds [95 % interval, inside the metric's range; "all n = v" when every run gave v]. B − A is paired by seed: the bootstrap-t interval of the mean of the per-seed differences, which is what to read; when it holds 0, the runs show no difference. The unpaired interval is what the same runs would give with independent seeds (Welch); the last column says how many times wider it is. A paired difference whose interval excludes 0 is in bold.</p>
   <table>
     <thead><tr><th>metric</th><th class="num">A</th><th class="num">B</th><th class="num">B − A, paired</th><th class="num">unpaired</th><th class="num">unpaired / paired width</th></tr></thead>
     <tbody>
@@ -160,6 +165,17 @@ var compareTemplate = pageTemplate("compare", `{{template "head" .}}
     {{- end}}
     </tbody>
   </table>
+  {{- if .Expect}}
+  <h2>Expectations</h2>
+  <table>
+    <thead><tr><th>variant</th><th>expectation</th><th class="num">runs breaching it</th></tr></thead>
+    <tbody>
+    {{- range .Expect}}
+      <tr><td>{{.Variant}}</td><td><code>{{.Expect}}</code></td><td class="num {{if .Breached}}fail{{else}}pass{{end}}">{{.Breached}} of {{.Runs}}</td></tr>
+    {{- end}}
+    </tbody>
+  </table>
+  {{- end}}
 </section>
 <section class="card" id="timelines">
   <h2>Timelines, seed {{.FirstSeed}}, overlaid</h2>

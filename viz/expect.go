@@ -42,8 +42,7 @@ func Evaluate(r *fleet.Results, expect []scenarios.Expect) []Expectation {
 		if !ok {
 			v = math.NaN()
 		}
-		out[i] = Expectation{Metric: e.Metric, Min: copyBound(e.Min), Max: copyBound(e.Max), Value: v,
-			Pass: !math.IsNaN(v) && (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max)}
+		out[i] = Expectation{Metric: e.Metric, Min: copyBound(e.Min), Max: copyBound(e.Max), Value: v, Pass: e.Holds(v)}
 	}
 	return out
 }

@@ -134,6 +134,11 @@ th{font-weight:600;color:#4b5563}
 .cause i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 details summary{cursor:pointer}
 details summary h2{display:inline;margin:0}
+table.fit{width:100%}
+table.points{table-layout:fixed;font-size:12.5px}
+table.points th,table.points td{overflow-wrap:anywhere;padding-right:8px}
+.answer{border-left:4px solid #1a7f37;padding:2px 12px;background:#f6fef9;border-radius:4px}
+.answer p{margin:6px 0}
 .scroll{max-height:420px;overflow:auto;display:inline-block;padding-right:8px;margin-top:8px}
 .scroll th{position:sticky;top:0;background:#fff}
 code,pre{font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}

@@ -3,33 +3,49 @@ package viz
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/sweep"
 )
 
 // lineColors colour the lines of a sweep chart, one per value of its
 // second param, in order.
-var lineColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+var lineColors = []string{"#1f77b4", "#9467bd", "#2ca02c", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79"}
+
+// Marks of sweep.html's charts: the recommended setting, and the points
+// that break a constraint or are still undecided.
+const (
+	colorRecommended = "#1a7f37"
+	colorBreaks      = "#cf222e"
+	colorUndecided   = "#9ca3af"
+)
 
 // WriteSweep writes sweep.html for a finished sweep to w: one
-// self-contained HTML file like report.html. From the top: the sweep (its
-// params, each labelled deployable or what-if, seeds, objectives,
-// constraints and the best point with the --set overrides that reproduce
-// it); for each metric, a chart against each param (the mean over seeds
+// self-contained HTML file like report.html. From the top: the answer
+// (the recommended setting of the knobs under every swept condition, how
+// sure it is, its runner-up and ties, and the best setting under each
+// condition); the sweep (its params, each a knob or a condition and
+// deployable or a what-if, seeds, risk, goal and where it came from); for
+// each metric, a chart against each param (numeric params on a value
+// axis, logarithmic when their values are geometric; the mean over seeds
 // and its 95 % interval as a band, one line per value of a second param,
-// the other params pooled); with two or more params, a heatmap of each
-// metric's mean over the first two; with two objectives, every point's
-// means on both and the Pareto front; and a table of every point. It
-// depends only on r, so merged shards give the same bytes as one sweep.
+// the other params pooled; the recommended setting, the points that break
+// a constraint and the undecided ones marked); with two or more params, a
+// heatmap of each metric's mean over the first two, marked alike; with two
+// objectives, the settings' means on both with the Pareto front labelled;
+// and a table of every point. It depends only on r, so merged shards give
+// the same bytes as one sweep.
 func WriteSweep(w io.Writer, r *sweep.Result) error {
 	b, err := sweepPage(r)
 	if err != nil {
@@ -44,29 +60,63 @@ type sweepView struct {
 	Runs        int
 	Points      int
 	Seeds       string
+	MaxSeeds    int
+	Risk        string
 	Sets        []string
 	Params      []sweep.ParamInfo
 	WhatIf      bool
-	Objectives  []string
+	Goals       []goalRow
+	Recommended *pickView
+	NoPick      string
+	Conditions  []conditionRow
+	Metrics     []template.HTML
 	Constraints []string
-	Feasible    bool
-	Best        *sweepPointRow
-	// Reproduce runs the best point; the scenario is named as the
-	// sweep knew it (a file's own path is not in the result, which
-	// shards on other machines share).
-	Reproduce string
-	Metrics   []string
-	Rows      []sweepPointRow
-	Sections  []section
+	Expect      []string
+	Rows        []sweepPointRow
+	Sections    []section
 
 	page
 }
 
+// goalRow is one objective or constraint, with how it is judged and where
+// it came from.
+type goalRow struct {
+	Kind, Goal, How, From string
+}
+
+// pickView is the answer of a competition, written out.
+type pickView struct {
+	Setting   string
+	Verdict   string
+	Seeds     int
+	Objective string
+	Metric    string
+	Sure      string
+	RunnerUp  string
+	Tied      string
+	Better    string
+	Reproduce string
+}
+
+// conditionRow is the best setting under one condition.
+type conditionRow struct {
+	Condition, Setting, Objective, Sure string
+	Seeds                               int
+}
+
 type sweepPointRow struct {
-	Index    int
-	Values   []string
-	Stats    []string
-	Feasible bool
+	Index   int
+	Values  []string
+	Seeds   int
+	Checks  []checkCell
+	Stats   []string
+	Expect  string
+	Verdict string
+	Best    bool
+}
+
+type checkCell struct {
+	Text, Class string
 }
 
 func sweepPage(r *sweep.Result) ([]byte, error) {
@@ -77,13 +127,16 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 		Scenario:    r.Scenario,
 		Runs:        len(r.Runs),
 		Points:      len(r.Points),
+		MaxSeeds:    r.MaxSeeds,
+		Risk:        sweep.Percent(r.Risk),
 		Sets:        r.Sets,
 		Params:      r.Params,
-		Objectives:  r.Objectives,
 		Constraints: r.Constraints,
-		Feasible:    r.Feasible(),
-		Metrics:     r.Metrics,
+		Expect:      r.Expect,
 		page:        newPage("xdssim sweep: " + r.Scenario),
+	}
+	for _, m := range r.Metrics {
+		v.Metrics = append(v.Metrics, breakable(m))
 	}
 	seeds := make([]string, len(r.Seeds))
 	for i, s := range r.Seeds {
@@ -93,19 +146,82 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 	for _, p := range r.Params {
 		v.WhatIf = v.WhatIf || p.Label == sweep.WhatIf
 	}
-	for _, p := range r.Points {
-		row := sweepPointRow{Index: p.Index, Values: p.Values, Feasible: p.Feasible}
-		for _, s := range p.Stats {
-			row.Stats = append(row.Stats, s.Text(short, "–"))
-		}
-		v.Rows = append(v.Rows, row)
+	for _, o := range r.Objectives {
+		v.Goals = append(v.Goals, goalRow{"objective", o, "the mean over the seeds (and over the conditions, for the recommendation)", r.ObjectivesFrom})
 	}
-	if r.Best >= 0 {
-		v.Best = &v.Rows[r.Best]
-		v.Reproduce = scenarios.Command("run", r.Scenario, r.Seeds[0], r.BestSets())
+	for _, c := range r.Constraints {
+		how := "on every run: met when under " + v.Risk + " of runs breach it, with 95 % confidence (exact binomial bound)"
+		if con, _ := scenarios.ParseConstraint(c); con.Mean {
+			how = "on the mean: met when its 95 % interval is within the bound"
+		}
+		v.Goals = append(v.Goals, goalRow{"constraint", c, how, r.ConstraintsFrom})
+	}
+	v.Recommended, v.NoPick = recommendation(r)
+	for c, p := range r.PerCondition {
+		row := conditionRow{Condition: strings.Join(r.ConditionSets(c), " "), Seeds: p.Seeds}
+		if p.Best < 0 {
+			row.Setting = r.NoPickText(p, "under it")
+		} else {
+			row.Setting, row.Objective, row.Sure = r.SettingText(p.Best), p.Objective.Text("–"), r.SureText(p)
+		}
+		v.Conditions = append(v.Conditions, row)
+	}
+	for _, p := range r.Points {
+		row := sweepPointRow{Index: p.Index, Values: p.Values, Seeds: p.Seeds, Verdict: p.Verdict.String(),
+			Best: r.Robust.Best >= 0 && p.Setting == r.Robust.Best}
+		for i, k := range p.Checks {
+			row.Checks = append(row.Checks, checkCell{Text: r.CheckText(i, k), Class: verdictClass(k.Verdict)})
+		}
+		for _, s := range p.Stats {
+			row.Stats = append(row.Stats, s.Text("–"))
+		}
+		var ex []string
+		for i, n := range p.Expect {
+			if n > 0 {
+				ex = append(ex, fmt.Sprintf("%s: %d of %d", r.Expect[i], n, p.Seeds))
+			}
+		}
+		row.Expect = strings.Join(ex, "; ")
+		v.Rows = append(v.Rows, row)
 	}
 	v.Sections = sweepSections(r)
 	return renderPage("sweep.html", sweepTemplate, &v, sectionCharts(v.Sections)...)
+}
+
+// breakable lets a long metric path wrap after its dots.
+func breakable(s string) template.HTML {
+	return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), ".", ".<wbr>"))
+}
+
+func verdictClass(v sweep.Verdict) string {
+	switch v {
+	case sweep.Meets:
+		return "pass"
+	case sweep.Breaks:
+		return "fail"
+	}
+	return "muted"
+}
+
+// recommendation writes the robust pick, or says why there is none.
+func recommendation(r *sweep.Result) (*pickView, string) {
+	p := r.Robust
+	if p.Best < 0 {
+		return nil, r.NoPickText(p, r.ConditionsText())
+	}
+	pv := &pickView{Setting: r.SettingText(p.Best), Verdict: "meets every constraint " + r.ConditionsText(),
+		Seeds: r.Settings[p.Best].Seeds, Objective: p.Objective.Text("–"), Metric: r.ObjectiveMetric(), Sure: r.SureText(p)}
+	if r.Conditions() > 1 {
+		pv.Metric += " (seed by seed, the mean over the conditions)"
+	}
+	if p.RunnerUp >= 0 {
+		pv.RunnerUp = r.VerdictText(p.RunnerUp) + ": " + sweep.Signed(p.Diff) + " (runner-up − recommended, paired by seed)"
+	}
+	pv.Tied, pv.Better = r.VerdictsText(p.Tied), r.SettingsText(p.Better)
+	c := r.Hardest(p.Best)
+	sets := append(slices.Clone(r.Sets), r.SettingSets(p.Best)...)
+	pv.Reproduce = scenarios.Command("run", r.Scenario, r.Seeds[0], append(sets, r.ConditionSets(c)...))
+	return pv, ""
 }
 
 // sweepSections are the chart sections of sweep.html.
@@ -114,8 +230,9 @@ func sweepSections(r *sweep.Result) []section {
 	var out []section
 	if len(r.Params) > 0 {
 		s := section{ID: "params", Title: "Metrics against params",
-			Lead: "Each metric's mean over the seeds against each param, the band its 95 % interval (Student's t). " +
-				"One line per value of another param; params not on the chart are pooled."}
+			Lead: "Each metric's mean over the seeds against each param, the bar behind each point its 95 % interval (bootstrap-t, inside the metric's range; up to the chart's top when the runs cannot bound it). " +
+				"One line per value of another param; params not on the chart are pooled. Numeric params are on a value axis (logarithmic when their values are geometric). " +
+				"The recommended setting is marked ◆, points that break a constraint ✕, undecided ones ○."}
 		for m := range r.Metrics {
 			for a := range r.Params {
 				b := -1
@@ -132,7 +249,7 @@ func sweepSections(r *sweep.Result) []section {
 	}
 	if len(r.Params) >= 2 {
 		s := section{ID: "heatmaps", Title: "Heatmaps over " + r.Params[0].Key + " × " + r.Params[1].Key,
-			Lead: "Each metric's mean over the seeds for every pair of values of the first two params (others pooled)."}
+			Lead: "Each metric's mean over the seeds for every pair of values of the first two params (others pooled). ◆ the recommended setting, ✕ breaks a constraint, ○ undecided."}
 		for m := range r.Metrics {
 			s.Charts = append(s.Charts, sweepHeatmap(r, ids, m))
 		}
@@ -140,24 +257,109 @@ func sweepSections(r *sweep.Result) []section {
 	}
 	if len(r.Objectives) == 2 {
 		out = append(out, section{ID: "tradeoff", Title: "Trade-off between the objectives",
-			Lead:   "Every point's means on the two objectives; the line joins the Pareto front: the points that meet the constraints and that no other such point beats on both.",
+			Lead: "Every setting's means on the two objectives (over the conditions). The labelled points are the Pareto front: settings not known to break a constraint that no other such setting beats on both objectives with paired 95 % intervals excluding 0. " +
+				"Front points the runs cannot tell apart on either objective are labelled ≈.",
 			Charts: []chart{paretoChart(r, ids)}})
 	}
 	return out
 }
 
-// pooled returns the Stat of metric m over the runs whose point has value
-// index va of param a and, when b >= 0, value index vb of param b.
-func pooled(r *sweep.Result, m, a, va, b, vb int) sweep.Stat {
+// axisScale says how a param's values sit on a chart's x axis.
+type axisScale struct {
+	// numeric says every value is a number or a duration (in seconds).
+	numeric bool
+	// log says the values are geometric: positive, with consecutive
+	// ratios within 10 % of each other and above 1.5.
+	log    bool
+	values []float64
+}
+
+// paramAxis reads the values of param p as numbers, when they are.
+func paramAxis(p sweep.ParamInfo) axisScale {
+	var a axisScale
+	for _, t := range p.Values {
+		x, err := strconv.ParseFloat(strings.Trim(t, `"`), 64)
+		if err != nil || !finite(x) {
+			d, derr := time.ParseDuration(strings.Trim(t, `"`))
+			if derr != nil {
+				return axisScale{}
+			}
+			x = d.Seconds()
+		}
+		a.values = append(a.values, x)
+	}
+	a.numeric = len(a.values) > 1
+	sorted := slices.Clone(a.values)
+	slices.Sort(sorted)
+	if a.numeric && len(sorted) >= 3 && sorted[0] > 0 {
+		a.log = true
+		r0 := sorted[1] / sorted[0]
+		for i := 1; i < len(sorted); i++ {
+			r := sorted[i] / sorted[i-1]
+			if r < 1.5 || math.Abs(r-r0) > 0.1*r0 {
+				a.log = false
+			}
+		}
+	}
+	return a
+}
+
+// cellPoints returns the points whose value of param a is index va and,
+// when b >= 0, of param b is index vb.
+func cellPoints(r *sweep.Result, a, va, b, vb int) []sweep.Point {
+	var out []sweep.Point
+	for _, p := range r.Points {
+		if p.Values[a] == r.Params[a].Values[va] && (b < 0 || p.Values[b] == r.Params[b].Values[vb]) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pooled returns the Stat of metric m over the runs of pts.
+func pooled(r *sweep.Result, m int, pts []sweep.Point) sweep.Stat {
+	in := make(map[int]bool, len(pts))
+	for _, p := range pts {
+		in[p.Index] = true
+	}
 	var xs []float64
 	for _, run := range r.Runs {
-		vals := r.Points[run.Point].Values
-		if vals[a] != r.Params[a].Values[va] || (b >= 0 && vals[b] != r.Params[b].Values[vb]) {
-			continue
+		if in[run.Point] {
+			xs = append(xs, run.Values[m])
 		}
-		xs = append(xs, run.Values[m])
 	}
-	return sweep.Describe(xs)
+	lo, hi, count := fleet.MetricRange(r.Metrics[m])
+	return sweep.Mean(xs, sweep.Support{Min: lo, Max: hi, Count: count})
+}
+
+// cellMark says what a cell of points is: "best" when it holds a point of
+// the recommended setting, "breaks" when every point breaks a constraint,
+// "undecided" when none meets and some is undecided, "" otherwise.
+func cellMark(r *sweep.Result, pts []sweep.Point) string {
+	if len(pts) == 0 {
+		return ""
+	}
+	breaks, meets := 0, 0
+	for _, p := range pts {
+		if r.Robust.Best >= 0 && p.Setting == r.Robust.Best {
+			return "best"
+		}
+		switch p.Verdict {
+		case sweep.Breaks:
+			breaks++
+		case sweep.Meets:
+			meets++
+		}
+	}
+	switch {
+	case len(r.Constraints) == 0:
+		return ""
+	case breaks == len(pts):
+		return "breaks"
+	case meets == 0:
+		return "undecided"
+	}
+	return ""
 }
 
 // dataOrGap is v as a chart value, "-" (a gap) when not finite.
@@ -169,7 +371,7 @@ func dataOrGap(v float64) any {
 }
 
 // paramChart draws metric m against param a: one line (with its 95 %
-// band) per value of param b, or one line when b < 0.
+// band) per value of param b, or one line when b < 0, and the marks.
 func paramChart(r *sweep.Result, ids idSet, m, a, b int) chart {
 	metric, pa := r.Metrics[m], r.Params[a]
 	id := ids.unique("chart_" + slug(metric) + "_by_" + slug(pa.Key))
@@ -177,47 +379,113 @@ func paramChart(r *sweep.Result, ids idSet, m, a, b int) chart {
 	if pa.Label == sweep.WhatIf {
 		title += " (what-if)"
 	}
+	ax := paramAxis(pa)
+	// x is the axis position of value index va.
+	x := func(va int) any {
+		if ax.numeric {
+			return ax.values[va]
+		}
+		return pa.Values[va]
+	}
+	// order is the value indices in the axis's order.
+	order := make([]int, len(pa.Values))
+	for i := range order {
+		order[i] = i
+	}
+	if ax.numeric {
+		slices.SortStableFunc(order, func(i, j int) int {
+			switch {
+			case ax.values[i] < ax.values[j]:
+				return -1
+			case ax.values[i] > ax.values[j]:
+				return 1
+			}
+			return 0
+		})
+	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(frame(id, title, "item", true, false)...)
+	xAxis := opts.XAxis{Type: "category", Name: pa.Key, NameLocation: "middle", NameGap: 28}
+	switch {
+	case ax.log:
+		xAxis.Type = "log"
+	case ax.numeric:
+		xAxis.Type, xAxis.Scale = "value", opts.Bool(true)
+	default:
+		xAxis.Data = pa.Values
+	}
 	l.SetGlobalOptions(
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: pa.Key, NameLocation: "middle", NameGap: 28}),
+		charts.WithXAxisOpts(xAxis),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: metric, Scale: opts.Bool(true)}),
 	)
-	l.SetXAxis(pa.Values)
 	lines := 1
 	if b >= 0 {
 		lines = len(r.Params[b].Values)
 	}
 	var legend []string
+	var marks [3][]string // best, breaks, undecided
+	var pending []whiskerSeries
+	top := math.Inf(-1)
 	for k := range lines {
 		name := "mean"
 		if b >= 0 {
 			name = r.Params[b].Key + " = " + r.Params[b].Values[k]
 		}
 		color := lineColors[k%len(lineColors)]
-		low, width, mean := make([]opts.LineData, len(pa.Values)), make([]opts.LineData, len(pa.Values)), make([]opts.LineData, len(pa.Values))
-		for va := range pa.Values {
-			s := pooled(r, m, a, va, b, k)
-			mean[va] = opts.LineData{Value: dataOrGap(s.Mean)}
-			low[va] = opts.LineData{Value: dataOrGap(s.Low)}
-			width[va] = opts.LineData{Value: dataOrGap(s.High - s.Low)}
+		var mean []opts.LineData
+		var whiskers []string
+		var highs []float64
+		for _, va := range order {
+			pts := cellPoints(r, a, va, b, k)
+			s := pooled(r, m, pts)
+			mean = append(mean, opts.LineData{Name: pa.Key + " = " + pa.Values[va] + ": " + s.Text("–"), Value: []any{x(va), dataOrGap(s.Mean)}})
+			if !finite(s.Mean) {
+				continue
+			}
+			if finite(s.Low) && s.High > s.Low {
+				// The 95 % interval as a whisker: its two ends, then a
+				// gap; an unbounded end is drawn to the top of the data.
+				xs, _ := json.Marshal(x(va))
+				whiskers = append(whiskers, fmt.Sprintf(`[%s,%s],[%s,%%s],[%s,"-"]`, xs, formatNumber(s.Low), xs, xs))
+				highs = append(highs, s.High)
+			}
+			top = max(top, s.Mean)
+			if finite(s.High) {
+				top = max(top, s.High)
+			}
+			pt := markPoint(x(va), s.Mean, name+", "+pa.Key+" = "+pa.Values[va], pts)
+			switch cellMark(r, pts) {
+			case "best":
+				marks[0] = append(marks[0], pt)
+			case "breaks":
+				marks[1] = append(marks[1], pt)
+			case "undecided":
+				marks[2] = append(marks[2], pt)
+			}
 		}
-		stack := "band" + strconv.Itoa(k)
-		l.AddSeries(name+" 95% low", low)
-		bs := &l.MultiSeries[len(l.MultiSeries)-1]
-		bs.Stack, bs.ShowSymbol, bs.Symbol = stack, opts.Bool(false), "none"
-		bs.LineStyle = &opts.LineStyle{Opacity: opts.Float(0)}
-		l.AddSeries(name+" 95% interval", width)
+		l.AddSeries(name+" 95% interval", nil)
+		pending = append(pending, whiskerSeries{len(l.MultiSeries) - 1, whiskers, highs})
 		ws := &l.MultiSeries[len(l.MultiSeries)-1]
-		ws.Stack, ws.ShowSymbol, ws.Symbol = stack, opts.Bool(false), "none"
-		ws.LineStyle = &opts.LineStyle{Opacity: opts.Float(0)}
-		ws.AreaStyle = &opts.AreaStyle{Color: color, Opacity: opts.Float(0.15)}
+		ws.ShowSymbol, ws.Symbol = opts.Bool(false), "none"
+		ws.LineStyle = &opts.LineStyle{Width: 6, Color: color, Opacity: opts.Float(0.25)}
 		l.AddSeries(name, mean)
 		s := &l.MultiSeries[len(l.MultiSeries)-1]
 		s.LineStyle = &opts.LineStyle{Width: 2, Color: color}
 		s.ItemStyle = &opts.ItemStyle{Color: color}
 		legend = append(legend, name)
 	}
+	for _, w := range pending {
+		parts := make([]string, len(w.whiskers))
+		for i, t := range w.whiskers {
+			hi := top
+			if finite(w.highs[i]) {
+				hi = w.highs[i]
+			}
+			parts[i] = fmt.Sprintf(t, formatNumber(hi))
+		}
+		l.MultiSeries[w.series].Data = json.RawMessage("[" + strings.Join(parts, ",") + "]")
+	}
+	legend = append(legend, addMarks(l, marks)...)
 	return chart{ID: id, Title: title, Height: 340, option: options(l),
 		Runtime: runtimeOpts{Patch: map[string]any{
 			"legend": map[string]any{"data": legend},
@@ -225,7 +493,57 @@ func paramChart(r *sweep.Result, ids idSet, m, a, b int) chart {
 		}}}
 }
 
-// sweepHeatmap draws metric m's mean over the first two params.
+// whiskerSeries is a series of 95 % intervals drawn once the chart's
+// top is known: whiskers are templates of the upper end, highs the ends.
+type whiskerSeries struct {
+	series   int
+	whiskers []string
+	highs    []float64
+}
+
+// markPoint is one marked point of a chart, as echarts data.
+func markPoint(x any, y float64, name string, pts []sweep.Point) string {
+	xs, _ := json.Marshal(x)
+	ids := make([]string, len(pts))
+	for i, p := range pts {
+		ids[i] = strconv.Itoa(p.Index)
+	}
+	return fmt.Sprintf(`{"value":[%s,%s],"name":%s}`, xs, formatNumber(y), strconv.Quote(name+" (point "+strings.Join(ids, ", ")+")"))
+}
+
+// addMarks adds the scatter series of the marked points: the recommended
+// setting, the points that break a constraint, the undecided ones; it
+// returns their names for the legend.
+func addMarks(l *charts.Line, marks [3][]string) []string {
+	kinds := []struct {
+		name, color, symbol string
+		size                int
+		hollow              bool
+	}{
+		{"recommended setting", colorRecommended, "diamond", 16, false},
+		{"breaks a constraint", colorBreaks, "path://M2,0 L10,8 L18,0 L20,2 L12,10 L20,18 L18,20 L10,12 L2,20 L0,18 L8,10 L0,2 Z", 12, false},
+		{"undecided", colorUndecided, "circle", 12, true},
+	}
+	var names []string
+	for i, k := range kinds {
+		if len(marks[i]) == 0 {
+			continue
+		}
+		l.AddSeries(k.name, nil)
+		s := &l.MultiSeries[len(l.MultiSeries)-1]
+		s.Type, s.Symbol, s.SymbolSize = "scatter", k.symbol, k.size
+		s.Data = json.RawMessage("[" + strings.Join(marks[i], ",") + "]")
+		s.ItemStyle = &opts.ItemStyle{Color: k.color}
+		if k.hollow {
+			s.ItemStyle = &opts.ItemStyle{Color: "#ffffff", BorderColor: k.color, BorderWidth: 2}
+		}
+		names = append(names, k.name)
+	}
+	return names
+}
+
+// sweepHeatmap draws metric m's mean over the first two params, each cell
+// labelled with its figure and mark.
 func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 	metric, p0, p1 := r.Metrics[m], r.Params[0], r.Params[1]
 	id := ids.unique("chart_heatmap_" + slug(metric))
@@ -234,7 +552,8 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 	b := []byte{'['}
 	for x := range p0.Values {
 		for y := range p1.Values {
-			s := pooled(r, m, 0, x, 1, y)
+			pts := cellPoints(r, 0, x, 1, y)
+			s := pooled(r, m, pts)
 			if !finite(s.Mean) {
 				continue
 			}
@@ -242,9 +561,16 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 			if len(b) > 1 {
 				b = append(b, ',')
 			}
-			// Four significant digits: the cells are labelled with them.
-			v, _ := strconv.ParseFloat(strconv.FormatFloat(s.Mean, 'g', 4, 64), 64)
-			b = fmt.Appendf(b, "[%d,%d,%s]", x, y, formatNumber(v))
+			label := sweep.FormatFigure(s.Mean)
+			switch cellMark(r, pts) {
+			case "best":
+				label = "◆ " + label
+			case "breaks":
+				label = "✕ " + label
+			case "undecided":
+				label = "○ " + label
+			}
+			b = fmt.Appendf(b, "[%d,%d,%s,%s]", x, y, formatNumber(s.Mean), strconv.Quote(label))
 		}
 	}
 	b = append(b, ']')
@@ -262,7 +588,7 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 	)
 	h.AddSeries(metric, nil)
 	h.MultiSeries[0].Data = json.RawMessage(b)
-	h.MultiSeries[0].Label = &opts.Label{Show: opts.Bool(true)}
+	h.MultiSeries[0].Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[3]}"}
 	return chart{ID: id, Title: title, Height: max(260, 40*len(p1.Values)+160), option: options(h),
 		Runtime: runtimeOpts{Patch: map[string]any{
 			"visualMap": map[string]any{
@@ -276,34 +602,63 @@ func sweepHeatmap(r *sweep.Result, ids idSet, m int) chart {
 		}}}
 }
 
-// paretoChart draws every point's means on the two objectives, feasible
-// and not, with the Pareto front joined.
+// paretoChart draws every setting's means on the two objectives, the
+// settings that break a constraint greyed, and the Pareto front joined
+// and labelled.
 func paretoChart(r *sweep.Result, ids idSet) chart {
 	o0, o1 := objectiveMetric(r.Objectives[0]), objectiveMetric(r.Objectives[1])
 	m0, m1 := slices.Index(r.Metrics, o0), slices.Index(r.Metrics, o1)
 	id := ids.unique("chart_pareto")
 	title := "Trade-off: " + r.Objectives[0] + ", " + r.Objectives[1]
-	point := func(p sweep.Point) (string, bool) {
-		x, y := p.Stats[m0].Mean, p.Stats[m1].Mean
+	// means returns a setting's means over its points' runs.
+	means := func(s sweep.Setting) (float64, float64) {
+		var pts []sweep.Point
+		for _, pt := range s.Points {
+			pts = append(pts, r.Points[pt])
+		}
+		return pooled(r, m0, pts).Mean, pooled(r, m1, pts).Mean
+	}
+	onFront := map[int]sweep.Front{}
+	for _, f := range r.Pareto {
+		onFront[f.Setting] = f
+	}
+	point := func(s sweep.Setting, label string) (string, bool) {
+		x, y := means(s)
 		if !finite(x) || !finite(y) {
 			return "", false
 		}
-		return fmt.Sprintf(`{"value":[%s,%s],"name":%s}`, formatNumber(x), formatNumber(y),
-			strconv.Quote(strings.Join(p.Values, ", "))), true
+		lab := ""
+		if label != "" {
+			lab = fmt.Sprintf(`,"label":{"show":true,"formatter":%s,"position":"right"}`, strconv.Quote(label))
+		}
+		return fmt.Sprintf(`{"value":[%s,%s],"name":%s%s}`, formatNumber(x), formatNumber(y),
+			strconv.Quote(r.SettingText(s.Index)), lab), true
 	}
-	var feasible, infeasible []string
-	for _, p := range r.Points {
-		if s, ok := point(p); ok {
-			if p.Feasible {
-				feasible = append(feasible, s)
+	var front, rest, breaking []string
+	var frontSettings []sweep.Setting
+	for _, s := range r.Settings {
+		if f, ok := onFront[s.Index]; ok {
+			label := strings.Join(s.Values, ", ")
+			if len(f.Tied) > 0 {
+				label = "≈ " + label
+			}
+			if pt, ok := point(s, label); ok {
+				front = append(front, pt)
+				frontSettings = append(frontSettings, s)
+			}
+			continue
+		}
+		if pt, ok := point(s, ""); ok {
+			if s.Verdict == sweep.Breaks {
+				breaking = append(breaking, pt)
 			} else {
-				infeasible = append(infeasible, s)
+				rest = append(rest, pt)
 			}
 		}
 	}
-	front := slices.Clone(r.Pareto)
-	slices.SortStableFunc(front, func(a, b int) int {
-		x, y := r.Points[a].Stats[m0].Mean, r.Points[b].Stats[m0].Mean
+	slices.SortStableFunc(frontSettings, func(a, b sweep.Setting) int {
+		x, _ := means(a)
+		y, _ := means(b)
 		switch {
 		case x < y:
 			return -1
@@ -312,10 +667,10 @@ func paretoChart(r *sweep.Result, ids idSet) chart {
 		}
 		return 0
 	})
-	var frontPts []string
-	for _, i := range front {
-		if s, ok := point(r.Points[i]); ok {
-			frontPts = append(frontPts, s)
+	var line []string
+	for _, s := range frontSettings {
+		if pt, ok := point(s, ""); ok {
+			line = append(line, pt)
 		}
 	}
 	l := charts.NewLine()
@@ -331,17 +686,21 @@ func paretoChart(r *sweep.Result, ids idSet) chart {
 		s.ItemStyle = &opts.ItemStyle{Color: color}
 		if scatter {
 			s.Type = "scatter"
-			s.SymbolSize = 9
-		} else {
-			s.LineStyle = &opts.LineStyle{Width: 2, Color: color}
 			s.SymbolSize = 11
+		} else {
+			s.LineStyle = &opts.LineStyle{Width: 2, Color: color, Type: "dashed"}
+			s.ShowSymbol = opts.Bool(false)
 		}
 	}
-	add("points meeting the constraints", feasible, "#1f77b4", true)
-	add("points breaking a constraint", infeasible, "#b8bec7", true)
-	add("Pareto front", frontPts, "#d62728", false)
+	add("Pareto front", front, "#d62728", true)
+	add("dominated", rest, "#1f77b4", true)
+	add("breaks a constraint", breaking, "#b8bec7", true)
+	add("front", line, "#d62728", false)
 	return chart{ID: id, Title: title, Height: 420, option: options(l),
-		Runtime: runtimeOpts{Patch: map[string]any{"yAxis": map[string]any{"nameTextStyle": map[string]any{"align": "left"}}}}}
+		Runtime: runtimeOpts{Patch: map[string]any{
+			"legend": map[string]any{"data": []string{"Pareto front", "dominated", "breaks a constraint"}},
+			"yAxis":  map[string]any{"nameTextStyle": map[string]any{"align": "left"}},
+		}}}
 }
 
 // objectiveMetric is the metric of "minimize PATH".
@@ -355,19 +714,46 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
   <h1><span class="brand">xdssim sweep</span> {{.Scenario}}</h1>
   <dl class="facts">
     <div><dt>points</dt><dd>{{.Points}}</dd></div>
-    <div><dt>seeds per point</dt><dd>{{.Seeds}}</dd></div>
+    <div><dt>first seeds</dt><dd>{{.Seeds}}</dd></div>
+    <div><dt>most seeds a point may get</dt><dd>{{.MaxSeeds}}</dd></div>
+    <div><dt>accepted risk</dt><dd>{{.Risk}}</dd></div>
     <div><dt>runs</dt><dd>{{.Runs}}</dd></div>
   </dl>
+  <h2>Answer</h2>
+  {{- with .Recommended}}
+  <div class="answer">
+  <p><b>Recommended: <code>{{.Setting}}</code></b>: {{.Verdict}} ({{.Seeds}} seeds each).</p>
+  <p><code>{{.Metric}}</code> = {{.Objective}}</p>
+  <p>{{.Sure}}.</p>
+  {{- if .RunnerUp}}<p>Runner-up <code>{{.RunnerUp}}</code></p>{{end}}
+  {{- if .Tied}}<p class="fail">Tied with it (the paired interval holds 0): <code>{{.Tied}}</code></p>{{end}}
+  {{- if .Better}}<p class="muted">Maybe better, but not known to meet the constraints (undecided): <code>{{.Better}}</code></p>{{end}}
+  <p>Reproduce it under its hardest condition: <code>{{.Reproduce}}</code> (for a scenario file, give its path instead of the name).</p>
+  </div>
+  {{- else}}
+  <p class="{{if .Constraints}}fail{{else}}muted{{end}}">{{.NoPick}}</p>
+  {{- end}}
+  {{- if .Conditions}}
+  <h2>Best setting under each condition</h2>
+  <table class="fit">
+    <thead><tr><th>condition</th><th>best setting</th><th class="num">objective</th><th>how sure</th><th class="num">seeds</th></tr></thead>
+    <tbody>
+    {{- range .Conditions}}
+      <tr><td><code>{{.Condition}}</code></td><td><code>{{.Setting}}</code></td><td class="num">{{.Objective}}</td><td>{{.Sure}}</td><td class="num">{{.Seeds}}</td></tr>
+    {{- end}}
+    </tbody>
+  </table>
+  {{- end}}
   {{- if .Sets}}
   <p class="lead">Every run has <code>{{range $i, $s := .Sets}}{{if $i}} {{end}}--set {{$s}}{{end}}</code>.</p>
   {{- end}}
   <h2>Params</h2>
   {{- if .Params}}
-  <table>
-    <thead><tr><th>key</th><th>values</th><th>deployable today?</th></tr></thead>
+  <table class="fit">
+    <thead><tr><th>key</th><th>values</th><th>role</th><th>deployable today?</th></tr></thead>
     <tbody>
     {{- range .Params}}
-      <tr><td><code>{{.Key}}</code></td><td>{{range $i, $v := .Values}}{{if $i}}, {{end}}{{$v}}{{end}}</td><td>{{if eq .Label "what-if"}}<span class="fail">what-if</span>: {{.Why}}{{else}}<span class="pass">deployable</span>{{end}}</td></tr>
+      <tr><td><code>{{.Key}}</code></td><td>{{range $i, $v := .Values}}{{if $i}}, {{end}}{{$v}}{{end}}</td><td>{{if eq .Role "knob"}}knob: the sweep may recommend it{{else}}condition: the setting must hold under each{{end}}</td><td>{{if eq .Label "what-if"}}<span class="fail">what-if</span>: {{.Why}}{{else}}<span class="pass">deployable</span>{{end}}</td></tr>
     {{- end}}
     </tbody>
   </table>
@@ -377,19 +763,11 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
   {{- if .WhatIf}}
   <div class="whatif" role="note"><h2>Hypothetical values</h2><p>Some values of the params above are what-ifs: no shipping gRPC client can be configured to have them, only a change to its code would give them (docs/scenario-reference.md).</p></div>
   {{- end}}
-  {{- if or .Objectives .Constraints}}
+  {{- if .Goals}}
   <h2>Goal</h2>
-  <table>
-    {{- range .Objectives}}<tr><th>objective</th><td><code>{{.}}</code> <span class="muted">(mean over seeds)</span></td></tr>{{end}}
-    {{- range .Constraints}}<tr><th>constraint</th><td><code>{{.}}</code> <span class="muted">(mean over seeds)</span></td></tr>{{end}}
+  <table class="fit">
+    {{- range .Goals}}<tr><th>{{.Kind}}</th><td><code>{{.Goal}}</code> <span class="muted">{{.How}}; from {{.From}}</span></td></tr>{{end}}
   </table>
-  {{- if not .Feasible}}
-  <p class="fail">No point meets every constraint.</p>
-  {{- end}}
-  {{- if .Best}}
-  <h2>Best point: {{.Best.Index}}</h2>
-  <p>Reproduce it with <code>{{.Reproduce}}</code> (for a scenario file, give its path instead of the name).</p>
-  {{- end}}
   {{- end}}
   <nav>
     {{- range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#points">Every point</a>
@@ -400,17 +778,16 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
 {{- end}}
 <section class="card" id="points">
   <h2>Every point</h2>
-  <p class="lead">Mean over the seeds [95 % interval].{{if .Constraints}} Points that break a constraint are marked ✗.{{end}}</p>
-  <div class="scroll">
-  <table>
-    <thead><tr><th>point</th>{{range .Params}}<th>{{.Key}}</th>{{end}}{{range .Metrics}}<th class="num">{{.}}</th>{{end}}</tr></thead>
+  <p class="lead">Each point's seeds, each constraint's verdict (the share of runs breaching it, bounded with 95 % confidence), and each metric's mean over the seeds [95 % interval]; "all n = v" when every run gave v. ◆ marks the recommended setting's points.</p>
+  <table class="fit points">
+    <thead><tr><th>point</th>{{range .Params}}<th>{{.Key}}</th>{{end}}<th class="num">seeds</th>{{range .Constraints}}<th>{{.}}</th>{{end}}{{range .Metrics}}<th class="num">{{.}}</th>{{end}}{{if .Expect}}<th>expectations breached</th>{{end}}</tr></thead>
     <tbody>
+    {{- $expect := .Expect}}
     {{- range .Rows}}
-      <tr><td>{{.Index}}{{if not .Feasible}} <span class="fail">✗</span>{{end}}</td>{{range .Values}}<td>{{.}}</td>{{end}}{{range .Stats}}<td class="num">{{.}}</td>{{end}}</tr>
+      <tr><td>{{.Index}}{{if .Best}} <span class="pass">◆</span>{{end}}</td>{{range .Values}}<td>{{.}}</td>{{end}}<td class="num">{{.Seeds}}</td>{{range .Checks}}<td class="{{.Class}}">{{.Text}}</td>{{end}}{{range .Stats}}<td class="num">{{.}}</td>{{end}}{{if $expect}}<td>{{.Expect}}</td>{{end}}</tr>
     {{- end}}
     </tbody>
   </table>
-  </div>
 </section>
 </body>
 </html>

@@ -2,6 +2,7 @@ package viz
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,8 @@ func TestSweepPageHasEveryChart(t *testing.T) {
 		t.Errorf("charts:\n got %q\nwant %q", ids, want)
 	}
 	b := body(page)
-	for _, s := range []string{"what-if</span>: ", "deployable</span>", "Pareto front", "Hypothetical values", "Every point"} {
+	for _, s := range []string{"what-if</span>: ", "deployable</span>", "Pareto front", "Hypothetical values", "Every point",
+		"Recommended: <code>", "knob: the sweep may recommend it", "condition: the setting must hold under each", "Best setting under each condition"} {
 		if !strings.Contains(b, s) {
 			t.Errorf("sweep.html has no %q", s)
 		}
@@ -145,4 +147,84 @@ func TestCompareRendersInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRendersInBrowser(t, bin, "compare.html", b.String())
+}
+
+// TestNumericParamsAreOnValueAxes: a param of numbers or durations is
+// drawn on a value axis, a logarithmic one when its values are geometric;
+// any other on a category axis.
+func TestNumericParamsAreOnValueAxes(t *testing.T) {
+	for _, tt := range []struct {
+		values       []string
+		numeric, log bool
+	}{
+		{[]string{"1s", "5s", "9s"}, true, false},
+		{[]string{"4", "6", "8", "16"}, true, false},
+		{[]string{"1s", "2s", "4s", "8s"}, true, true},
+		{[]string{"100", "1000", "10000"}, true, true},
+		{[]string{"0.1", "0.2"}, true, false},
+		{[]string{`"grpc-go"`, `"grpc-java"`}, false, false},
+		{[]string{`["primary"]`, `["primary", "fallback"]`}, false, false},
+	} {
+		a := paramAxis(sweep.ParamInfo{Values: tt.values})
+		if a.numeric != tt.numeric || a.log != tt.log {
+			t.Errorf("%q: numeric %v log %v, want %v %v", tt.values, a.numeric, a.log, tt.numeric, tt.log)
+		}
+	}
+	res, _ := sweepFixtures(t)
+	charts := pageCharts(t, renderSweep(t, res))
+	for id, want := range map[string]string{
+		"chart_failure_windows_client_seconds_by_fleet_restart_0_downtime":                 "value",
+		"chart_failure_windows_client_seconds_by_fleet_group_0_profile_fields_backoff_max": "value",
+	} {
+		c := chartByID(t, charts, id)
+		axes, _ := c.Option["xAxis"].([]any)
+		if len(axes) == 0 {
+			t.Fatalf("%s: no x axis", id)
+		}
+		if got := axes[0].(map[string]any)["type"]; got != want {
+			t.Errorf("%s: x axis %v, want %s", id, got, want)
+		}
+	}
+}
+
+// TestEveryChartMarksTheRecommendationAndTheFrontIsLabelled: each chart
+// of a metric against a param marks the recommended setting; the Pareto
+// front's points carry their settings as labels.
+func TestEveryChartMarksTheRecommendationAndTheFrontIsLabelled(t *testing.T) {
+	res, _ := sweepFixtures(t)
+	if res.Robust.Best < 0 {
+		t.Fatal("the fixture recommends nothing")
+	}
+	for _, c := range pageCharts(t, renderSweep(t, res)) {
+		series, _ := c.Option["series"].([]any)
+		names := map[string]map[string]any{}
+		for _, s := range series {
+			m := s.(map[string]any)
+			names[m["name"].(string)] = m
+		}
+		switch {
+		case strings.HasPrefix(c.ID, "chart_heatmap_"):
+			if !strings.Contains(string(mustJSON(t, series)), "◆") {
+				t.Errorf("%s: no cell marked ◆", c.ID)
+			}
+		case c.ID == "chart_pareto":
+			front := names["Pareto front"]
+			if front == nil || !strings.Contains(string(mustJSON(t, front)), `"label":{"formatter"`) {
+				t.Errorf("the Pareto front's points are not labelled: %s", mustJSON(t, front))
+			}
+		default:
+			if names["recommended setting"] == nil {
+				t.Errorf("%s: the recommended setting is not marked", c.ID)
+			}
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

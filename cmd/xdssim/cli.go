@@ -131,7 +131,8 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 const reportRequest = "xdssim: this is a bug in xdssim, not a problem with your input: please report it with the command line, the scenario and the output above"
 
 var runCommand = command{
-	name: "run", args: "[FILE|NAME]", scenario: true,
+	name: "run", args: "[FILE|NAME]", scenario: true, runs: true,
+	breach:  "the outputs are written, but the run breached an expectation ([[expect]]) of the scenario",
 	summary: "run a scenario (default: the library's \"default\") and write its report",
 	about: `Run a scenario (default: the library's "default") and write report.html and
 summary.json to the output directory. The seed and where the report went are

@@ -36,6 +36,12 @@ type command struct {
 	// its flags and positional arguments as parse parsed them.
 	run  func(args []string, stdout, stderr io.Writer) error
 	exec func(vals flagValues, pos []string, stdout, stderr io.Writer) error
+	// breach says what exit code 3 means for the command ("the run
+	// breached an expectation"); "": the command never returns 3.
+	breach string
+	// runs says the command runs scenarios: one may stop at --max-events
+	// (exit code 4).
+	runs bool
 }
 
 // invoke runs the command on args.
@@ -141,8 +147,35 @@ func (c *command) usage() string {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, f.spelled(), f.doc)
 		}
 	}
-	b.WriteString("\nExit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with\nfile:line:col, or flags), 3 a breached expectation of the scenario, 4 a run\nstopped at --max-events.\n")
+	b.WriteString("\nExit codes:\n")
+	for _, e := range c.exitCodes() {
+		fmt.Fprintf(&b, "  %d  %s\n", e.code, e.meaning)
+	}
 	return b.String()
+}
+
+// exitCodeDoc is one exit code and what it means for a command.
+type exitCodeDoc struct {
+	code    int
+	meaning string
+}
+
+// exitCodes are the exit codes the command can return, from the one table
+// of every command's (docs/limits.md): 0, 1 and 2 always, 3 with what it
+// means for the command, 4 for the commands that run scenarios.
+func (c *command) exitCodes() []exitCodeDoc {
+	out := []exitCodeDoc{
+		{exitOK, "ok"},
+		{exitInternal, "internal error: a bug of xdssim, never bad input"},
+		{exitInput, "invalid input: the scenario (with file:line:col), a flag, or a run estimated above --max-memory or --max-events"},
+	}
+	if c.breach != "" {
+		out = append(out, exitCodeDoc{exitBreached, c.breach})
+	}
+	if c.runs {
+		out = append(out, exitCodeDoc{exitEventLimit, "a run reached --max-events and stopped, incomplete; nothing is written"})
+	}
+	return out
 }
 
 // spelled is how usage writes the flag: "--seed N".
@@ -171,10 +204,14 @@ A scenario is a path to a TOML file or the name of a library scenario
 ('xdssim list'). Scenarios may carry expectations ([[expect]] metric, min,
 max); run prints them as a pass/FAIL table on stdout, even with --quiet.
 
-Exit codes: 0 ok, 1 internal error, 2 invalid input (the scenario, with
-file:line:col, or flags, or a run estimated above --max-memory or
---max-events), 3 the run breached an expectation of the scenario, 4 a run
-stopped at --max-events.
+Exit codes: 0 ok, 1 internal error (a bug of xdssim), 2 invalid input (the
+scenario, with file:line:col, or flags, or a run estimated above --max-memory
+or --max-events), 3 the outputs are written but the answer is no (run: an
+expectation breached; sweep and merge: no setting of the knobs known to meet
+the constraints under every condition; sweep --find: no bound that holds;
+compare: a run of a variant breached an expectation of its scenario), 4 a run
+stopped at --max-events. 'xdssim COMMAND --help' lists the codes each command
+can return.
 `)
 	return b.String()
 }

@@ -15,16 +15,21 @@ import (
 )
 
 var compareCommand = command{
-	name: "compare", args: "A [B]", scenario: true,
+	runs:   true,
+	breach: "the outputs are written, but a run of a variant breached an expectation ([[expect]]) of its scenario",
+	name:   "compare", args: "A [B]", scenario: true,
 	summary: "run two variants on the same seeds and report every headline figure's paired difference",
 	about: `Run two variants on the same seeds (common random numbers) and report, for
 every headline figure, each variant's mean over the seeds and the difference
-B − A paired by seed with its 95 % interval, beside the interval unpaired runs
-would give. The variants are two scenarios (compare A B), or one scenario with
+B − A paired by seed with its 95 % interval (a bootstrap-t interval; when it
+holds 0 the runs show no difference), beside the interval unpaired runs would
+give (Welch's t). Each mean's interval stays inside the metric's support. The variants are two scenarios (compare A B), or one scenario with
 --a and --b overrides (compare FILE --b key=value), or one scenario run by two
 profiles (compare FILE --profiles grpc-go,grpc-java). --set applies to both.
 Writes compare.json and compare.html (the table, and the timelines of the
-first seed of both overlaid) to the output directory.`,
+first seed of both overlaid) to the output directory. How many runs of each
+variant breached each expectation ([[expect]]) of its scenario is printed and
+written; any breach exits 3 after the outputs are written.`,
 	flags: []flagDoc{
 		{name: "a", arg: "key=value", doc: "an override of variant A only (repeatable)"},
 		{name: "b", arg: "key=value", doc: "an override of variant B only (repeatable)"},
@@ -46,13 +51,9 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) == 1 && !vals.given("a") && !vals.given("b") && !vals.given("profiles") {
 		return badInput("compare: with one scenario, give --a, --b or --profiles to make two variants")
 	}
-	base := append([]string{}, vals["set"]...)
-	if v := vals.last("seed"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return badInput("--seed %s: expected a non-negative integer", v)
-		}
-		base = append(base, "seed="+strconv.FormatUint(n, 10))
+	base, err := seedOverride(vals.given("seed"), vals.last("seed"), vals["set"])
+	if err != nil {
+		return err
 	}
 	refs := []string{pos[0], pos[len(pos)-1]}
 	var variants [2]sweep.Variant
@@ -146,14 +147,30 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	if !vals.given("quiet") {
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "metric\tA\tB\tB − A paired\tunpaired")
+		fmt.Fprintln(tw, "metric\tA\tB\tB − A paired\tunpaired\t")
 		for _, r := range c.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Metric, r.A.Text(fmtNum, "-"), r.B.Text(fmtNum, "-"), r.Paired.Text(fmtNum, "-"), r.Unpaired.Text(fmtNum, "-"))
+			verdict := ""
+			if r.Paired.N >= 2 && r.Paired.Contains(0) {
+				verdict = "no difference shown"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Metric, r.A.Text("-"), r.B.Text("-"), sweep.Signed(r.Paired), sweep.Signed(r.Unpaired), verdict)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
+	breached := 0
+	for i, es := range c.Expect {
+		for _, e := range es {
+			if e.Breached > 0 {
+				breached++
+				fmt.Fprintf(stdout, "expectation %s of %s breached in %d of %d runs\n", e.Expect, []string{"A", "B"}[i], e.Breached, e.Runs)
+			}
+		}
+	}
 	fmt.Fprintln(stdout, report)
+	if breached > 0 {
+		return breachedError{msg: fmt.Sprintf("%d expectations of the variants' scenarios breached (the outputs are written)", breached)}
+	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 )
 
 var csdsCommand = command{
+	runs: true,
 	name: "csds", args: "FILE|NAME", scenario: true,
 	summary: "print a client's xDS cache at a moment of the run, as a CSDS ClientStatusResponse",
 	about: `Run a scenario to virtual time --at and print what the client named by

@@ -17,6 +17,7 @@ import (
 )
 
 var shrinkCommand = command{
+	runs: true,
 	name: "shrink", args: "FILE|NAME", scenario: true,
 	summary: "find a smaller scenario that still breaches an expectation, by delta debugging",
 	about: `Run a scenario that breaches an expectation, then look for a smaller one

@@ -20,44 +20,72 @@ import (
 )
 
 var sweepCommand = command{
-	name: "sweep", args: "FILE|NAME", scenario: true,
-	summary: "run a scenario over a grid of values × seeds on every core, and chart the figures against the values",
+	name: "sweep", args: "FILE|NAME", scenario: true, runs: true,
+	breach:  "the outputs are written, but no setting of the knobs is known to meet the constraints under every swept condition (with --find: no seed crosses the bound, or no bound holds on the seeds)",
+	summary: "tune a scenario's knobs over a grid × seeds on every core: the setting that holds under every condition, and how sure it is",
 	about: `Run the scenario once per point of a grid of values of some of its keys and
 per seed, on a pool of workers (GOMAXPROCS by default), and write sweep.json,
-sweep.csv (one row per run) and sweep.html (each metric against each param,
-mean and 95 % interval over the seeds) to the output directory. The grid, the
-seeds, the metrics, the objectives and the constraints come from the
+sweep.csv (one row per run) and sweep.html to the output directory. The grid,
+the seeds, the metrics, the objectives and the constraints come from the
 scenario's [sweep] table; each kind of flag given replaces what the table says
-of it. With an objective, the best point that meets every constraint is
-printed with the --set overrides that reproduce it; with constraints that no
-point meets, the sweep exits 3. Outputs are byte-identical whatever the number
-of workers.
+of it, and the output says where the goal came from.
 
---shard i/n runs only every n-th run from the i-th (i defaults to
-JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it) and writes
-shard-i-of-n.json; 'xdssim merge' combines the shards into what one sweep
-writes. --find key=lo..hi searches, seed by seed, for the value of key at
-which the metric of the one --constraint stops holding, and prints the
-threshold with its 95 % interval.`,
+Each swept key is a knob (a policy key: timers, backoffs, retry policy,
+fallback servers, control-plane capacity) or a condition (everything else:
+fleet size, outage, restarts, profile, load); --role key=knob|condition
+overrides that. The recommendation is a setting of the knobs that meets the
+constraints under every swept condition, never a condition's value, with the
+best setting under each condition beside it.
+
+A constraint "PATH <= N" is judged on every run: a point meets it when the
+share of its runs that breach it is below --risk (default 5 %) with 95 %
+confidence (an exact binomial bound), breaks it when the share is above
+--risk with 95 % confidence, and is undecided otherwise: 0 breaches in 5 runs
+is "risk up to 45 %", not safe. "mean PATH <= N" judges the mean's 95 %
+interval instead. Among the settings that meet every constraint, the best for
+the first objective is picked by Kim and Nelson's ranking-and-selection
+procedure, with an indifference zone (--indifference, default 5 % of the
+largest mean) and a 95 % probability of correct selection. --seeds is a
+start: points whose verdict is undecided, or whose setting cannot yet be told
+from the best, get more seeds, round by round (doubling) up to --max-seeds
+(default: enough seeds to show the risk with no breach, 59 at 5 %). The
+output says which points were decided and on how many seeds. Outputs are
+byte-identical whatever the number of workers.
+
+--shard i/n runs only every n-th run of the first seeds from the i-th (i
+defaults to JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it) and
+writes shard-i-of-n.json; 'xdssim merge' combines the shards into what a
+sweep of those seeds writes (no seeds are added). --find key=lo..hi searches,
+seed by seed, for the value of key at which the one --constraint stops
+holding, refining each seed's bracket below the seed-to-seed spread, and
+prints each seed's threshold, their median and the bound that holds on a
+share of seeds (--coverage, default 90 %) with 95 % confidence.`,
 	flags: []flagDoc{
 		{name: "param", arg: "key=VALUES", doc: "vary key over v1,v2,… or lo..hi:steps (repeatable; the --param flags replace the [sweep] params)"},
-		{name: "seeds", arg: "N", doc: "seeds per point, from the scenario's seed on (default [sweep] seeds, else 5)"},
+		{name: "role", arg: "key=ROLE", doc: "make a swept key a knob (the sweep may recommend its values) or a condition (the recommendation must hold under each); default by key"},
+		{name: "seeds", arg: "N", doc: "seeds every point runs first, from the scenario's seed on (default [sweep] seeds, else 5)"},
+		{name: "max-seeds", arg: "N", doc: "the most seeds a point gets while its answer is open (default [sweep] max_seeds, else enough to show --risk with no breach: 59 at 5 %); --seeds: no more"},
+		{name: "risk", arg: "R", doc: "the accepted share of runs breaching a constraint, 0.05 or 5% (default [sweep] risk, else 5 %)"},
+		{name: "indifference", arg: "D", doc: "the smallest difference of the objective that matters: 12.5 in its unit, or 5% of the largest mean (default [sweep] indifference, else 5%)"},
 		{name: "metric", arg: "PATH", doc: "a summary.json path to record and chart (repeatable; default [sweep] metrics, else the headline figures)"},
 		{name: "objective", arg: "GOAL", doc: "\"minimize PATH\" or \"maximize PATH\" (repeatable, at most 2; replaces [sweep] objectives)"},
-		{name: "constraint", arg: "BOUND", doc: "\"PATH <= N\" (or <, >=, >) on the mean over seeds (repeatable; replaces [sweep] constraints)"},
+		{name: "constraint", arg: "BOUND", doc: "\"PATH <= N\" (or <, >=, >) on every run, or \"mean PATH <= N\" on the mean (repeatable; replaces [sweep] constraints)"},
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>-sweep)", dir: true},
-		{name: "shard", arg: "i/n", doc: "run shard i of n and write shard-i-of-n.json (i defaults to $JOB_COMPLETION_INDEX)"},
+		{name: "shard", arg: "i/n", doc: "run shard i of n of the first seeds and write shard-i-of-n.json (i defaults to $JOB_COMPLETION_INDEX)"},
 		{name: "find", arg: "key=lo..hi", doc: "bisect key between lo and hi for where the --constraint stops holding, seed by seed"},
-		{name: "steps", arg: "N", doc: "bisection steps of --find (default 8)"},
-		{name: "quiet", doc: "print no progress and no table, only the best point and where the outputs went"},
+		{name: "coverage", arg: "Q", doc: "--find: the share of seeds the safe bound must hold on, 0.9 or 90% (default 90 %)"},
+		{name: "resolution", arg: "X", doc: "--find: refine each seed's bracket to X (default a tenth of the seed-to-seed spread)"},
+		{name: "steps", arg: "N", doc: "--find: the most bisection steps per seed (default 40)"},
+		{name: "quiet", doc: "print no progress and no table, only the recommendation and where the outputs went"},
 		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
 	},
 	exec: cmdSweep,
 }
 
 var mergeCommand = command{
-	name: "merge", args: "DIR|FILE...",
+	breach: "the outputs are written, but no setting of the knobs is known to meet the constraints under every swept condition",
+	name:   "merge", args: "DIR|FILE...",
 	summary: "combine the shards of a sweep (shard-*.json) into what one unsharded sweep writes",
 	about: `Read the shard files (shard-I-of-N.json) that 'xdssim sweep --shard' wrote, from
 the directories or files given, check that they are every shard of one sweep,
@@ -88,18 +116,57 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 		}
 		spec.Params = append(spec.Params, p) // a key given twice is NewPlan's error
 	}
-	if v := vals.last("seeds"); v != "" {
+	for _, a := range vals["role"] {
+		key, role, err := sweep.ParseRole(a)
+		if err != nil {
+			return spec, inputError{err}
+		}
+		found := false
+		for i := range spec.Params {
+			if spec.Params[i].Key == key {
+				spec.Params[i].Role, found = role, true
+			}
+		}
+		if !found {
+			return spec, badInput("--role %s: %s is not a swept key (give it with --param or in [sweep])", a, key)
+		}
+	}
+	if v, ok := flagGiven(vals, "seeds"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 10000 {
 			return spec, badInput("--seeds %s: expected a number of seeds from 1 to 10000", v)
 		}
 		spec.Seeds = n
+		if spec.MaxSeeds > 0 && spec.MaxSeeds < n {
+			spec.MaxSeeds = n // the table's bound gives way to the flag's start
+		}
+	}
+	if v, ok := flagGiven(vals, "risk"); ok {
+		r, err := scenarios.ParseRisk(v)
+		if err != nil {
+			return spec, badInput("--risk: %v", err)
+		}
+		spec.Risk = r
+	}
+	if v, ok := flagGiven(vals, "max-seeds"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < spec.Seeds || n > 10000 {
+			return spec, badInput("--max-seeds %s: expected a number of seeds from --seeds (%d) to 10000", v, spec.Seeds)
+		}
+		spec.MaxSeeds = n
+	}
+	if v, ok := flagGiven(vals, "indifference"); ok {
+		ind, err := scenarios.ParseIndifference(v)
+		if err != nil {
+			return spec, badInput("--indifference: %v", err)
+		}
+		spec.Indifference = ind
 	}
 	if vals.given("metric") {
 		spec.Metrics = vals["metric"]
 	}
 	if vals.given("objective") {
-		spec.Objectives = nil
+		spec.Objectives, spec.ObjectivesFrom = nil, "--objective"
 		for _, o := range vals["objective"] {
 			ob, err := scenarios.ParseObjective(o)
 			if err != nil {
@@ -109,7 +176,7 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 		}
 	}
 	if vals.given("constraint") {
-		spec.Constraints = nil
+		spec.Constraints, spec.ConstraintsFrom = nil, "--constraint"
 		for _, c := range vals["constraint"] {
 			con, err := scenarios.ParseConstraint(c)
 			if err != nil {
@@ -119,6 +186,15 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// flagGiven returns the flag's last value and whether it was given; an
+// empty value given is an error of its parser, never the default.
+func flagGiven(vals flagValues, name string) (string, bool) {
+	if !vals.given(name) {
+		return "", false
+	}
+	return vals.last(name), true
 }
 
 // sweepSource opens the scenario of pos and returns it, its overrides
@@ -198,7 +274,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return err // before the runs, not after
 	}
 	var shard *sweep.Shard
-	if v := vals.last("shard"); v != "" {
+	if v, ok := flagGiven(vals, "shard"); ok {
 		sh, err := sweep.ParseShard(v, os.Getenv("JOB_COMPLETION_INDEX"))
 		if err != nil {
 			return inputError{err}
@@ -221,15 +297,26 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	bar := newSweepProgress(stderr, quiet)
 	start := time.Now()
-	runs, err := plan.Execute(indices, sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
-	bar.done()
-	if err != nil {
-		return boundedErr(err, est)
-	}
-	if !quiet {
-		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
-	}
+	// The bar counts every run so far; rounds of added seeds extend it.
+	done := 0
+	opts := sweep.Options{Workers: workers, MaxEvents: lim.events,
+		Progress: func(d, total int) { bar.update(done+d, done+total) },
+		Round: func(sofar, adding int) {
+			done = sofar
+			if !quiet {
+				bar.done()
+				fmt.Fprintf(stderr, "xdssim: %d runs so far; %d more for the points whose answer is still open\n", sofar, adding)
+			}
+		}}
 	if shard != nil {
+		runs, err := plan.Execute(indices, opts)
+		bar.done()
+		if err != nil {
+			return boundedErr(err, est)
+		}
+		if !quiet {
+			fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
+		}
 		b, err := sweep.ShardJSON(plan.Header, *shard, runs)
 		if err != nil {
 			return err
@@ -241,9 +328,13 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, name)
 		return nil
 	}
-	res, err := sweep.Summarize(plan.Header, runs)
+	res, err := plan.Run(opts)
+	bar.done()
 	if err != nil {
-		return err
+		return boundedErr(err, est)
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(res.Runs), time.Since(start).Round(time.Millisecond))
 	}
 	return writeSweep(res, scenarioRef(pos), out, quiet, stdout, stderr)
 }
@@ -258,9 +349,10 @@ func workersText(n int) string {
 	return strconv.Itoa(n) + " workers"
 }
 
-// writeSweep writes the outputs of a finished sweep, prints its points and
-// best point, and returns a breachedError when no point meets the
-// constraints.
+// writeSweep writes the outputs of a finished sweep, prints its points,
+// its recommendation and where they went, and returns a breachedError when
+// it has constraints and no setting of the knobs is known to meet them
+// under every condition.
 func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr io.Writer) error {
 	if err := checkWritable("out", out, true); err != nil {
 		return err
@@ -273,41 +365,67 @@ func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr i
 		return err
 	}
 	if !quiet {
+		printGoal(stdout, res)
 		if err := printPoints(stdout, res); err != nil {
 			return err
 		}
 	}
-	if res.Best >= 0 {
-		p := res.Points[res.Best]
-		fmt.Fprintf(stdout, "best: point %d (%s)", p.Index, strings.Join(res.Points[res.Best].Values, ", "))
-		for i, m := range res.Metrics {
-			if strings.HasSuffix(res.Objectives[0], " "+m) {
-				fmt.Fprintf(stdout, ": %s = %s", m, p.Stats[i].Text(fmtNum, "-"))
-			}
-		}
-		fmt.Fprintf(stdout, "\nreproduce: %s\n", scenarios.Command("run", ref, res.Seeds[0], res.BestSets()))
+	printRecommendation(stdout, res, ref, quiet)
+	if !quiet {
+		printExpectations(stdout, res)
 	}
 	fmt.Fprintln(stdout, filepath.Join(out, "sweep.html"))
-	if len(res.Constraints) > 0 && !res.Feasible() {
-		return breachedError{msg: fmt.Sprintf("no point of the sweep meets every constraint (%s)", strings.Join(res.Constraints, "; "))}
+	if len(res.Constraints) > 0 && res.Robust.Best < 0 && !res.Feasible() {
+		return breachedError{msg: "no setting of the knobs is known to meet every constraint " + res.ConditionsText() + " (" + strings.Join(res.Constraints, "; ") + ")"}
 	}
 	return nil
+}
+
+// printGoal says what the sweep looks for and where that came from.
+func printGoal(w io.Writer, res *sweep.Result) {
+	var knobs, conds []string
+	for _, p := range res.Params {
+		if p.Role == scenarios.Knob {
+			knobs = append(knobs, p.Key)
+		} else {
+			conds = append(conds, p.Key)
+		}
+	}
+	fmt.Fprintf(w, "knobs (what the sweep may recommend): %s\n", listOr(knobs, "none: the scenario's own setting"))
+	fmt.Fprintf(w, "conditions (what the setting must hold under): %s\n", listOr(conds, "none"))
+	for _, o := range res.Objectives {
+		fmt.Fprintf(w, "objective: %s, the mean over the seeds and conditions (from %s)\n", o, res.ObjectivesFrom)
+	}
+	for _, c := range res.Constraints {
+		con, _ := scenarios.ParseConstraint(c)
+		how := fmt.Sprintf("on every run: met when under %s of runs breach it, with 95 %% confidence", sweep.Percent(res.Risk))
+		if con.Mean {
+			how = "on the mean: met when its 95 % interval is within the bound"
+		}
+		fmt.Fprintf(w, "constraint: %s, %s (from %s)\n", c, how, res.ConstraintsFrom)
+	}
+}
+
+func listOr(xs []string, none string) string {
+	if len(xs) == 0 {
+		return none
+	}
+	return strings.Join(xs, ", ")
 }
 
 // maxTablePoints bounds the table of points sweep prints.
 const maxTablePoints = 60
 
-// printPoints prints a table of the points: each param's value and each
-// metric's mean and 95 % interval, "*" by the points that break a
-// constraint.
+// printPoints prints a table of the points: each param's value, the seeds
+// each ran, each constraint's verdict and each metric's mean and 95 %
+// interval.
 func printPoints(w io.Writer, res *sweep.Result) error {
 	if len(res.Points) > maxTablePoints {
 		_, err := fmt.Fprintf(w, "%d points: see sweep.html and sweep.csv\n", len(res.Points))
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	var head []string
-	head = append(head, "point")
+	head := []string{"point"}
 	for _, p := range res.Params {
 		k := p.Key
 		if p.Label == sweep.WhatIf {
@@ -315,30 +433,107 @@ func printPoints(w io.Writer, res *sweep.Result) error {
 		}
 		head = append(head, k)
 	}
+	head = append(head, "seeds")
+	head = append(head, res.Constraints...)
 	head = append(head, res.Metrics...)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, p := range res.Points {
 		row := []string{strconv.Itoa(p.Index)}
-		if !p.Feasible {
-			row[0] += "*"
-		}
 		row = append(row, p.Values...)
+		row = append(row, strconv.Itoa(p.Seeds))
+		for i, k := range p.Checks {
+			row = append(row, res.CheckText(i, k))
+		}
 		for _, st := range p.Stats {
-			row = append(row, st.Text(fmtNum, "-"))
+			row = append(row, st.Text("-"))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if slices.ContainsFunc(res.Points, func(p sweep.Point) bool { return !p.Feasible }) {
-		fmt.Fprintf(w, "* breaks a constraint: %s\n", strings.Join(res.Constraints, "; "))
+	eliminated, open := res.OpenPoints()
+	if len(eliminated) > 0 {
+		fmt.Fprintf(w, "undecided, but their settings are worse than one that meets the constraints: points %s (more seeds would not change the answer)\n", intsText(eliminated))
+	}
+	if len(open) > 0 {
+		fmt.Fprintf(w, "undecided after the seeds they got: points %s (raise --max-seeds or --risk to decide them)\n", intsText(open))
 	}
 	return nil
 }
 
-// fmtNum writes v with 4 significant digits.
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+func intsText(xs []int) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Itoa(x)
+	}
+	return strings.Join(out, ", ")
+}
+
+// printRecommendation prints the robust pick and, with conditions, the
+// best setting under each, each with how sure it is.
+func printRecommendation(w io.Writer, res *sweep.Result, ref string, quiet bool) {
+	if len(res.Objectives) == 0 && len(res.Constraints) == 0 {
+		return
+	}
+	p := res.Robust
+	if p.Best < 0 {
+		fmt.Fprintln(w, res.NoPickText(p, res.ConditionsText()))
+	} else {
+		st := res.Settings[p.Best]
+		fmt.Fprintf(w, "recommended: %s: meets every constraint %s (%d seeds each)\n", res.SettingText(p.Best), res.ConditionsText(), st.Seeds)
+		m := res.ObjectiveMetric()
+		fmt.Fprintf(w, "  %s = %s", m, p.Objective.Text("-"))
+		if res.Conditions() > 1 {
+			fmt.Fprint(w, " (seed by seed, the mean over the conditions)")
+		}
+		fmt.Fprintf(w, "\n  %s\n", res.SureText(p))
+		if p.RunnerUp >= 0 {
+			fmt.Fprintf(w, "  runner-up %s: %s (runner-up − recommended, paired by seed)\n", res.VerdictText(p.RunnerUp), sweep.Signed(p.Diff))
+		}
+		if len(p.Tied) > 0 {
+			fmt.Fprintf(w, "  tied with it (the paired interval holds 0): %s\n", res.VerdictsText(p.Tied))
+		}
+		if len(p.Better) > 0 {
+			fmt.Fprintf(w, "  maybe better but not known to meet the constraints (undecided): %s\n", res.SettingsText(p.Better))
+		}
+		c := res.Hardest(p.Best)
+		sets := append(slices.Clone(res.Sets), res.SettingSets(p.Best)...)
+		what := ""
+		if res.Conditions() > 1 {
+			what = " under its hardest condition (" + strings.Join(res.ConditionSets(c), " ") + ")"
+		}
+		fmt.Fprintf(w, "  reproduce%s: %s\n", what, scenarios.Command("run", ref, res.Seeds[0], append(sets, res.ConditionSets(c)...)))
+	}
+	if quiet || len(res.PerCondition) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "best under each condition:")
+	for c, pc := range res.PerCondition {
+		head := "  " + strings.Join(res.ConditionSets(c), " ") + ": "
+		if pc.Best < 0 {
+			fmt.Fprintf(w, "%s%s\n", head, res.NoPickText(pc, "under it"))
+			continue
+		}
+		fmt.Fprintf(w, "%s%s, %s = %s (%d seeds); %s\n", head, res.SettingText(pc.Best), res.ObjectiveMetric(), pc.Objective.Text("-"), pc.Seeds, res.SureText(pc))
+	}
+}
+
+// printExpectations lists the points at which runs breached the
+// scenario's expectations.
+func printExpectations(w io.Writer, res *sweep.Result) {
+	for i, e := range res.Expect {
+		var at []string
+		for _, p := range res.Points {
+			if n := p.Expect[i]; n > 0 {
+				at = append(at, fmt.Sprintf("%d (%d of %d runs)", p.Index, n, p.Seeds))
+			}
+		}
+		if len(at) > 0 {
+			fmt.Fprintf(w, "expectation %s breached at point %s\n", e, strings.Join(at, ", "))
+		}
+	}
+}
 
 func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {

@@ -10,6 +10,7 @@ import (
 )
 
 var traceCommand = command{
+	runs: true,
 	name: "trace", args: "FILE|NAME", scenario: true,
 	summary: "replay a run and tell what chosen clients did, event by event, and the rule behind each",
 	about: `Replay a scenario's run with tracing on for the clients named by --client
