@@ -428,7 +428,7 @@ func TestHTTPFiltersByImplementation(t *testing.T) {
 		{"rbac", [4]Rule{nack, nack, nack, nack}},
 		{"rbac?", [4]Rule{ok, ok, ok, ok}},
 		{"fault", [4]Rule{ok, ok, ok, ok}},
-		{"gcp_authn", [4]Rule{ok, nack, ok, ok}},
+		{"gcp_authn", [4]Rule{nack, ok, ok, ok}},
 		{"gcp_authn?,session?", [4]Rule{ok, ok, ok, ok}},
 	}
 	for _, tc := range cases {
