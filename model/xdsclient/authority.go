@@ -144,27 +144,34 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 }
 
 // watchTimeFallback falls back for a new uncached watch when the active
-// channel is failing (Profile.WatchTimeFallback): grpc-java activates the
+// channel is failing (Profile.WatchTimeFallback). grpc-java activates the
 // next server that is not in error and asks it for everything
-// (XdsClientImpl.manageControlPlaneClient, getOrCreateControlPlaneClient);
-// C-core adds channels until one is not failing (WatchResource), and
-// subscribeNew then puts the new name on each of them.
+// (XdsClientImpl.manageControlPlaneClient, getOrCreateControlPlaneClient,
+// addCpcToAuthority). C-core adds channels until one is not failing
+// (XdsClient::WatchResource) and subscribes the new name on each
+// (subscribeNew); a channel without an ADS call then starts one, and the
+// AdsCall constructor subscribes every watched resource of every
+// authority that lists the channel (XdsChannel::SubscribeLocked), while a
+// channel whose call already runs for another authority gets only the new
+// name.
 func (a *authority) watchTimeFallback() {
 	c := a.c
-	if c.prof.WatchTimeFallback == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
+	mode := c.prof.WatchTimeFallback
+	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
 		return
 	}
 	for pos := a.active + 1; pos < len(a.servers); pos++ {
 		if a.held&(1<<pos) != 0 {
 			continue
 		}
-		if c.prof.WatchTimeFallback == WatchFallbackAll {
-			a.fallbackTo(pos)
-		} else {
+		ch := c.channel(a.servers[pos])
+		if mode == WatchFallbackNewCall && ch.refs > 0 && (ch.phase == streamOpen || ch.phase == streamOpening) {
 			a.acquire(pos)
 			a.active = pos
+		} else {
+			a.fallbackTo(pos)
 		}
-		if c.channel(a.servers[pos]).connErr == nil {
+		if ch.connErr == nil {
 			return
 		}
 	}

@@ -98,9 +98,13 @@ type Profile struct {
 	// that isInError and activates the next one, whose requests then
 	// carry every resource of the authority; gRFC A71: both of its
 	// conditions hold, and the XdsClient "will subscribe to all watched
-	// resources on that server") or "new_resource" (C-core WatchResource
-	// adds the next servers' channels until one is not failing, and
-	// subscribes only the new name on them).
+	// resources on that server") or "all_resources_on_new_call" (C-core
+	// XdsClient::WatchResource adds the next servers' channels until one
+	// is not failing and subscribes the new name on every channel; a
+	// channel with no ADS call starts one, and the AdsCall constructor
+	// subscribes every watched resource of the authority, so only a
+	// channel whose call already runs for another authority is asked for
+	// the new name alone).
 	WatchTimeFallback string `toml:"watch_time_fallback"`
 
 	// ResourceTimerScope is the lifetime of a resource's does-not-exist
@@ -246,7 +250,7 @@ const (
 	WatchChannelsAuthority = "authority"
 	WatchFallbackNone      = "none"
 	WatchFallbackAll       = "all_resources"
-	WatchFallbackNew       = "new_resource"
+	WatchFallbackNewCall   = "all_resources_on_new_call"
 	TimerScopeChannel      = "channel"
 	TimerScopeCall         = "call"
 	WatcherAPIA88          = "a88"
@@ -322,7 +326,7 @@ func GRPCCore() Profile {
 	p.NACKVersion = NACKVersionIfAnyValid
 	p.NewWatchChannels = WatchChannelsAll
 	p.ConnectivityErrorsFromActiveOnly = true
-	p.WatchTimeFallback = WatchFallbackNew
+	p.WatchTimeFallback = WatchFallbackNewCall
 	p.ResourceTimerScope = TimerScopeCall
 	p.ReplayConnectivityError = true
 	p.AmbientOKOnRecovery = true
@@ -437,7 +441,7 @@ var enumValues = map[string][]string{
 	"restart_delay_after_response": {RestartZero, RestartJitteredInitial},
 	"nack_version":                 {NACKVersionLastACKed, NACKVersionIfAnyValid},
 	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll, WatchChannelsAuthority},
-	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNew},
+	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNewCall},
 	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall},
 	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},

@@ -75,7 +75,7 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 		{"restart after a good stream: spec jittered initial (A57 reset backoff)", Spec().RestartDelayAfterResponse == RestartJitteredInitial},
 		{"new watch: go active, java authority, core and spec all channels", g.NewWatchChannels == WatchChannelsActive && j.NewWatchChannels == WatchChannelsAuthority && c.NewWatchChannels == WatchChannelsAll && Spec().NewWatchChannels == WatchChannelsAll},
 		{"connectivity errors: go any channel, java/core/spec the active one", !g.ConnectivityErrorsFromActiveOnly && j.ConnectivityErrorsFromActiveOnly && c.ConnectivityErrorsFromActiveOnly && Spec().ConnectivityErrorsFromActiveOnly},
-		{"watch-time fallback: go none, java/spec all resources, core the new one", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNew && Spec().WatchTimeFallback == WatchFallbackAll},
+		{"watch-time fallback: go none, java/spec all resources, core all resources where a new ADS call starts", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNewCall && Spec().WatchTimeFallback == WatchFallbackAll},
 		{"timer scope: core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeChannel && c.ResourceTimerScope == TimerScopeCall},
 		{"A88: none of the shipped clients", !g.A88DataErrors && !j.A88DataErrors && !c.A88DataErrors && Spec().A88DataErrors},
 		{"ADS flow control: all four", g.ADSFlowControl && j.ADSFlowControl && c.ADSFlowControl && Spec().ADSFlowControl},
