@@ -559,6 +559,13 @@ func (a *authority) cached(typ ResourceType, name string) bool {
 	return st != nil && st.cache != nil
 }
 
+// resolved reports whether the entry has a resource or was found absent
+// (timed out or deleted): grpc-java ResourceSubscriber.hasResult.
+func (a *authority) resolved(typ ResourceType, name string) bool {
+	st := a.state(typ, name)
+	return st != nil && (st.cache != nil || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT)
+}
+
 // notFound is grpc-go's text for both a deletion and a timer expiry.
 func notFound(typ ResourceType, name string) Status {
 	return Status{Code: codes.NotFound, Message: fmt.Sprintf("xds: resource %q of type %v has been removed", name, typ)}

@@ -133,3 +133,13 @@ func TestFidelity_WatchTimeFallbackToASharedChannel(t *testing.T) {
 		})
 	}
 }
+
+// TestFidelity_JavaTimerStateIsPerResource: grpc-java never times a name
+// again once it has data or was found absent, on any channel; a name
+// NACKed while uncached is timed again on the next stream. C-core times a
+// does-not-exist name again on every new ADS call. Reference: grpc-java
+// XdsClientImpl.ResourceSubscriber.restartTimer; C-core
+// AdsCall::ResourceTimer::MaybeStartTimer.
+func TestFidelity_JavaTimerStateIsPerResource(t *testing.T) {
+	runTranscript(t, "fidelity/java_timer_state_per_resource.txt")
+}

@@ -109,9 +109,15 @@ type Profile struct {
 
 	// ResourceTimerScope is the lifetime of a resource's does-not-exist
 	// timer state: "channel" (grpc-go ResourceWatchState lives in
-	// adsStreamImpl, grpc-java: a name that was received or timed out is
-	// never re-timed) or "call" (C-core: one ResourceTimer per AdsCall, so an
-	// uncached name, including DOES_NOT_EXIST, is re-timed on each stream).
+	// adsStreamImpl: a name that was received or timed out on the channel
+	// is not timed again there), "call" (C-core: one ResourceTimer per
+	// AdsCall, so an uncached name, including DOES_NOT_EXIST, is re-timed
+	// on each stream) or "resource" (grpc-java: the state is the
+	// client-wide ResourceSubscriber's, and restartTimer and
+	// startMissingResourceTimers skip a name that has data or is absent
+	// (timed out or deleted) on every channel; any other name, one NACKed
+	// while uncached included, is timed again when a stream becomes
+	// ready).
 	ResourceTimerScope string `toml:"resource_timer_scope"`
 
 	// ResourceTimeout is the does-not-exist timer: 15 s (gRFC A57, envoy
@@ -253,6 +259,7 @@ const (
 	WatchFallbackNewCall   = "all_resources_on_new_call"
 	TimerScopeChannel      = "channel"
 	TimerScopeCall         = "call"
+	TimerScopeResource     = "resource"
 	WatcherAPIA88          = "a88"
 	WatcherAPILegacy       = "legacy"
 	DeletionSilent         = "silent"
@@ -308,6 +315,7 @@ func GRPCJava() Profile {
 	p.NewWatchChannels = WatchChannelsAuthority
 	p.ConnectivityErrorsFromActiveOnly = true
 	p.WatchTimeFallback = WatchFallbackAll
+	p.ResourceTimerScope = TimerScopeResource
 	p.ResourceTimerSkipsCached = true
 	p.ConnectedMetricInitial = ConnectedChannel
 	return p
@@ -442,7 +450,7 @@ var enumValues = map[string][]string{
 	"nack_version":                 {NACKVersionLastACKed, NACKVersionIfAnyValid},
 	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll, WatchChannelsAuthority},
 	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNewCall},
-	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall},
+	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall, TimerScopeResource},
 	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
 	"connected_metric_initial":     {ConnectedFirstStream, ConnectedChannel},

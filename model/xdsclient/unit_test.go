@@ -76,7 +76,7 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 		{"new watch: go active, java authority, core and spec all channels", g.NewWatchChannels == WatchChannelsActive && j.NewWatchChannels == WatchChannelsAuthority && c.NewWatchChannels == WatchChannelsAll && Spec().NewWatchChannels == WatchChannelsAll},
 		{"connectivity errors: go any channel, java/core/spec the active one", !g.ConnectivityErrorsFromActiveOnly && j.ConnectivityErrorsFromActiveOnly && c.ConnectivityErrorsFromActiveOnly && Spec().ConnectivityErrorsFromActiveOnly},
 		{"watch-time fallback: go none, java/spec all resources, core all resources where a new ADS call starts", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNewCall && Spec().WatchTimeFallback == WatchFallbackAll},
-		{"timer scope: core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeChannel && c.ResourceTimerScope == TimerScopeCall},
+		{"timer scope: go per channel, java per resource, core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeResource && c.ResourceTimerScope == TimerScopeCall && Spec().ResourceTimerScope == TimerScopeChannel},
 		{"A88: none of the shipped clients", !g.A88DataErrors && !j.A88DataErrors && !c.A88DataErrors && Spec().A88DataErrors},
 		{"ADS flow control: all four", g.ADSFlowControl && j.ADSFlowControl && c.ADSFlowControl && Spec().ADSFlowControl},
 		{"unknown-type stall: go only (notes §8.1)", g.UnknownTypeStallsReads && !j.UnknownTypeStallsReads && !c.UnknownTypeStallsReads && !Spec().UnknownTypeStallsReads},
