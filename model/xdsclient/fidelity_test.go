@@ -15,10 +15,13 @@ import (
 // not, now fixed, each in the profiles it concerns; each ends with the
 // real client's file and function it reproduces.
 
-// TestFidelity_SpecRestartsAfterTheInitialBackoff: the spec profile resets
-// the backoff after a good stream and waits INITIAL_BACKOFF. Reference: gRFC
-// A57 "Handling ADS Stream Termination"; C-core RetryableCall::OnCallFinishedLocked.
-func TestFidelity_SpecRestartsAfterTheInitialBackoff(t *testing.T) {
+// TestFidelity_SpecRestartsAtOnceAfterAGoodStream: the spec profile resets
+// the backoff after a good stream, and a reset backoff tries at once and
+// waits an unjittered INITIAL_BACKOFF after the next failure; C-core waits
+// a jittered 1 s, then 1.6 s. Reference: gRFC A57 "Handling ADS Stream
+// Termination"; grpc doc/connection-backoff.md "Reset Backoff"; C-core
+// RetryableCall::OnCallFinishedLocked.
+func TestFidelity_SpecRestartsAtOnceAfterAGoodStream(t *testing.T) {
 	runTranscript(t, "fidelity/spec_restart_after_response.txt")
 }
 

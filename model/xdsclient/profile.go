@@ -33,14 +33,18 @@ type Profile struct {
 
 	// RestartDelayAfterResponse is how a stream that received at least one
 	// response is restarted: "zero" (grpc-go: backoff.RunF with
-	// ErrResetBackoff restarts at once) or "jittered_initial" (grpc-java
-	// ControlPlaneClient, C-core RetryableCall: a fresh initial backoff,
-	// ~1 s jittered).
+	// ErrResetBackoff restarts at once; the spec profile: a reset
+	// backoff tries at once, grpc doc/connection-backoff.md "Reset
+	// Backoff") or "jittered_initial" (grpc-java ControlPlaneClient,
+	// C-core RetryableCall: a fresh initial backoff, ~1 s jittered, which
+	// is the reset backoff's first step).
 	RestartDelayAfterResponse string `toml:"restart_delay_after_response"`
 
 	// BackoffFirstUnjittered makes the first retry delay after a failed
 	// stream exactly BackoffInitial: grpc-go's Backoff(0) returns the base
-	// delay with no jitter (internal/xds/clients/internal/backoff).
+	// delay with no jitter (internal/xds/clients/internal/backoff), as
+	// grpc doc/connection-backoff.md's first deadline is now() +
+	// INITIAL_BACKOFF (the spec profile).
 	BackoffFirstUnjittered bool `toml:"backoff_first_unjittered"`
 
 	// BackoffSubtractStreamLifetime makes the retry delay
@@ -344,20 +348,24 @@ func GRPCCore() Profile {
 	return p
 }
 
-// Spec is gRFC A57 + A71 + A88 exactly as written. Where the text leaves a
-// choice the field comment in profile.go and docs/model-fidelity.md say
-// which reading was taken: channel-state connectivity errors with
-// wait_for_ready (A57 prefers it where the state carries a status); after
-// a stream that had a response, a reset backoff, which waits
-// INITIAL_BACKOFF jittered (A57 "the backoff state will be reset", in the
-// sense of grpc doc/connection-backoff.md; C-core, by the gRFCs' author,
-// does the same); per-channel timers; ADS flow control (A57 and A88 are
-// silent; all three clients have it) without grpc-go's unknown-type stall;
-// fallback from the active channel only, also when a new uncached watch
-// meets a failing channel (A71's two conditions); a name watched during
-// fallback subscribed on every channel, so that a revert "will use the
-// resources from the higher priority servers" (A71); and the gRFC A78
-// metric definitions.
+// Spec is gRFC A57 + A71 + A88 exactly as written. The ADS stream backoff
+// is A57's, "similar to" grpc doc/connection-backoff.md, whose sequence it
+// takes: after a stream that had a response the backoff is reset (A57),
+// and a reset backoff tries at once, as a newly started connection does
+// (connection-backoff.md "Reset Backoff"; A88 "Open issues": "we don't
+// impose exponential backoff between stream attempts"); the first delay
+// after a failure is INITIAL_BACKOFF without jitter. Where the text leaves
+// a choice, docs/model-fidelity.md ("Reading choices") says which reading
+// was taken: delays measured from the failure (connection-backoff.md counts
+// from the attempt's start; A57 asks only for a similar algorithm);
+// channel-state connectivity errors with wait_for_ready (A57 prefers it
+// where the state carries a status); per-channel timers; ADS flow control
+// (A57 and A88 are silent; all three clients have it) without grpc-go's
+// unknown-type stall; fallback from the active channel only, also when a
+// new uncached watch meets a failing channel (A71's two conditions); a
+// name watched during fallback subscribed on every channel, so that a
+// revert "will use the resources from the higher priority servers" (A71);
+// and the gRFC A78 metric definitions.
 func Spec() Profile {
 	p := baseProfile()
 	p.Name = ProfileSpec
@@ -366,7 +374,7 @@ func Spec() Profile {
 	p.TP3ResourceErrors = true
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
-	p.RestartDelayAfterResponse = RestartJitteredInitial
+	p.BackoffFirstUnjittered = true
 	p.NewWatchChannels = WatchChannelsAll
 	p.ConnectivityErrorsFromActiveOnly = true
 	p.WatchTimeFallback = WatchFallbackAll

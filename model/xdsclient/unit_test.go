@@ -72,7 +72,7 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 		{"restart delay: go zero, java/core jittered", g.RestartDelayAfterResponse == RestartZero && j.RestartDelayAfterResponse == RestartJitteredInitial && c.RestartDelayAfterResponse == RestartJitteredInitial},
 		{"NACK version: core new version", g.NACKVersion == NACKVersionLastACKed && j.NACKVersion == NACKVersionLastACKed && c.NACKVersion == NACKVersionIfAnyValid},
 		{"node: java every request", !g.NodeInEveryRequest && j.NodeInEveryRequest && !c.NodeInEveryRequest},
-		{"restart after a good stream: spec jittered initial (A57 reset backoff)", Spec().RestartDelayAfterResponse == RestartJitteredInitial},
+		{"restart after a good stream: spec at once, first backoff exactly 1 s (A57 reset, connection-backoff.md)", Spec().RestartDelayAfterResponse == RestartZero && Spec().BackoffFirstUnjittered},
 		{"new watch: go active, java authority, core and spec all channels", g.NewWatchChannels == WatchChannelsActive && j.NewWatchChannels == WatchChannelsAuthority && c.NewWatchChannels == WatchChannelsAll && Spec().NewWatchChannels == WatchChannelsAll},
 		{"connectivity errors: go any channel, java/core/spec the active one", !g.ConnectivityErrorsFromActiveOnly && j.ConnectivityErrorsFromActiveOnly && c.ConnectivityErrorsFromActiveOnly && Spec().ConnectivityErrorsFromActiveOnly},
 		{"watch-time fallback: go none, java/spec all resources, core all resources where a new ADS call starts", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNewCall && Spec().WatchTimeFallback == WatchFallbackAll},
