@@ -160,7 +160,10 @@ type Profile struct {
 	// (grpc-java XdsClientImpl onAbsent: AmbientError(NOT_FOUND) on every
 	// such response, CSDS stays ACKED) or "ambient_error_does_not_exist"
 	// (C-core AdsCall: SetDoesNotExistOnLdsOrCdsDeletion keeps the
-	// resource with CSDS DOES_NOT_EXIST, and NotifyWatchersOnError).
+	// resource with CSDS DOES_NOT_EXIST, and NotifyWatchersOnError). The
+	// last also records every LDS/CDS deletion, ignored or not, as the
+	// entry's CSDS error_state, as C-core's
+	// SetDoesNotExistOnLdsOrCdsDeletion does.
 	IgnoredDeletion string `toml:"ignored_deletion"`
 
 	// TP3ResourceErrors reads xRFC TP3's DiscoveryResponse.resource_errors
