@@ -301,7 +301,7 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 				}
 				k = len(c.Clusters)
 				index[name] = k
-				c.Clusters = append(c.Clusters, buildCluster(cr, backend))
+				c.Clusters = append(c.Clusters, buildCluster(cr, prof, backend))
 			}
 			route.Clusters = append(route.Clusters, WeightedCluster{Cluster: k, Weight: w})
 			route.total += uint64(w)
@@ -363,7 +363,7 @@ func findCluster(cs []ClusterResources, name string) *ClusterResources {
 
 // buildCluster builds one cluster: its policy, override_host_status and
 // endpoints, every priority of them (gRFC A27).
-func buildCluster(cr *ClusterResources, backend func(cluster, addr string) uint32) Cluster {
+func buildCluster(cr *ClusterResources, prof Profile, backend func(cluster, addr string) uint32) Cluster {
 	c := Cluster{Name: cr.Name, OverrideHostStatus: DefaultOverrideHostStatus}
 	if cr.Failed {
 		c.Failed, c.Cause = true, cr.Cause
@@ -382,12 +382,16 @@ func buildCluster(cr *ClusterResources, backend func(cluster, addr string) uint3
 	if st := cl.GetCommonLbConfig().GetOverrideHostStatus(); st != nil {
 		// Only UNKNOWN, HEALTHY and DRAINING mean anything to a client:
 		// gRFC A55 ("ignore all other values"); C-core's CDS parser keeps
-		// what XdsHealthStatus::FromUpb knows and drops the rest.
+		// what XdsHealthStatus::FromUpb knows and drops the rest
+		// (xds_cluster_parser.cc CdsResourceParse).
 		c.OverrideHostStatus = 0
 		for _, h := range st.GetStatuses() {
 			if overridable.Has(h) {
 				c.OverrideHostStatus |= 1 << h
 			}
+		}
+		if c.OverrideHostStatus == 0 && prof.EmptyOverrideHostStatusIsDefault {
+			c.OverrideHostStatus = DefaultOverrideHostStatus
 		}
 	}
 	// Localities in priority order, each keeping its place in the

@@ -117,6 +117,26 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 			func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
 				return c.OverrideHostStatus == 1<<corepb.HealthStatus_HEALTHY|1<<corepb.HealthStatus_DRAINING
 			}},
+		{"C-core: an empty override_host_status overrides nothing", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s"}, OverrideHostStatus: []corepb.HealthStatus{}},
+			dataplane.ProfileByName("grpc-core"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == 0
+			}},
+		{"C-core: override_host_status of ignored values only overrides nothing", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s"}, OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_UNHEALTHY, corepb.HealthStatus_DEGRADED}},
+			dataplane.ProfileByName("grpc-core"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == 0
+			}},
+		{"spec: an empty override_host_status is the default", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s"}, OverrideHostStatus: []corepb.HealthStatus{}},
+			dataplane.ProfileByName("spec"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == dataplane.DefaultOverrideHostStatus
+			}},
+		{"spec: override_host_status of ignored values only is the default", controlplane.Service{Name: "a", EndpointCount: 1,
+			Session: &controlplane.SessionAffinity{CookieName: "s"}, OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_UNHEALTHY, corepb.HealthStatus_DEGRADED}},
+			dataplane.ProfileByName("spec"), func(_ *dataplane.Config, r *dataplane.Route, c *dataplane.Cluster) bool {
+				return c.OverrideHostStatus == dataplane.DefaultOverrideHostStatus
+			}},
 		{"explicit override_host_status", controlplane.Service{Name: "a", EndpointCount: 1,
 			Session:            &controlplane.SessionAffinity{CookieName: "s"},
 			OverrideHostStatus: []corepb.HealthStatus{corepb.HealthStatus_HEALTHY}}, dataplane.ProfileByName("spec"),
@@ -133,8 +153,11 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 		})
 	}
 	// Reference: gRFC A44 (retry policy), A55 (session filter, per-route
-	// override, override_host_status: "ignore all other values"; C-core
-	// XdsHealthStatus::FromUpb), A62 (pick_first); grpc-go
+	// override, override_host_status: "ignore all other values", and the
+	// xds_override_host config's "Default is [UNKNOWN, HEALTHY]"; C-core
+	// xds_cluster_parser.cc CdsResourceParse (XdsHealthStatus::FromUpb,
+	// the default only when the field is unset) and xds_override_host.cc
+	// XdsOverrideHostLb::UpdateLocked), A62 (pick_first); grpc-go
 	// processHTTPFilters and grpc-java parseHttpFilter skip an optional
 	// filter they lack.
 }

@@ -32,6 +32,20 @@ type Profile struct {
 	// (retry_service_config.cc) do; grpc-go's xDS resolver sets
 	// MaxAttempts = num_retries+1 and caps only JSON service configs.
 	CapXDSAttempts bool
+	// EmptyOverrideHostStatusIsDefault makes a Cluster whose
+	// override_host_status is set but keeps none of UNKNOWN, HEALTHY and
+	// DRAINING (empty, or only values a client ignores) mean the default
+	// set, UNKNOWN and HEALTHY. gRFC A55 copies the field into the
+	// xds_override_host policy's config, whose override_host_status
+	// "Default is [UNKNOWN, HEALTHY]", and an empty list there is unset;
+	// the spec profile reads it so (C-core did, while it passed the set in
+	// that config: cds.cc omitted an empty overrideHostStatus). Today's
+	// C-core applies the default only when the field is unset
+	// (xds_cluster_parser.cc CdsResourceParse, override_host_status_found)
+	// and XdsOverrideHostLb::UpdateLocked uses the parsed set as it is, so
+	// an empty one overrides nothing. grpc-go and grpc-java never read the
+	// field.
+	EmptyOverrideHostStatusIsDefault bool
 }
 
 // ProfileByName returns the data-plane profile of an XdsClient profile
@@ -45,8 +59,10 @@ func ProfileByName(name string) Profile {
 		return Profile{A55: false, CapXDSAttempts: false}
 	case "grpc-java":
 		return Profile{A55: false, CapXDSAttempts: true}
+	case "grpc-core":
+		return Profile{A55: true, CapXDSAttempts: true}
 	}
-	return Profile{A55: true, CapXDSAttempts: true}
+	return Profile{A55: true, CapXDSAttempts: true, EmptyOverrideHostStatusIsDefault: true}
 }
 
 // SubchannelState is a subchannel's connectivity as a picker sees it.

@@ -101,7 +101,10 @@ type BackoffConfig struct {
 	// such bound. grpc-java's Netty transport sets no CONNECT_TIMEOUT_MILLIS
 	// (NettyClientTransport.start), so Netty's default of 30 s applies
 	// (DefaultChannelConfig); grpc-go and C-core bound the whole attempt
-	// instead.
+	// instead. With TLS, grpc-java's handshake is also bounded, by Netty
+	// SslHandler's default handshakeTimeoutMillis (10 s, which grpc-java
+	// does not change); the links modelled here are plaintext, so no such
+	// bound applies.
 	TCPConnectTimeout time.Duration
 	// Schedule says where delays are measured from; the zero value is
 	// grpc-go's.
@@ -142,8 +145,10 @@ func GRPCCoreBackoffConfig() BackoffConfig {
 // GRPCJavaBackoffConfig is grpc-java's subchannel backoff:
 // ExponentialBackoffPolicy (1 s, 1.6, 0.2, 2 min) on [ScheduleJava],
 // with no deadline over the attempt: only Netty's 30 s
-// CONNECT_TIMEOUT_MILLIS bounds the TCP connect, and nothing bounds the
-// HTTP/2 handshake after it (see [BackoffConfig.MinConnectTimeout]).
+// CONNECT_TIMEOUT_MILLIS bounds the TCP connect, and on a plaintext link
+// nothing bounds the HTTP/2 handshake after it (see
+// [BackoffConfig.MinConnectTimeout]; a TLS handshake would have Netty
+// SslHandler's 10 s, see [BackoffConfig.TCPConnectTimeout]).
 func GRPCJavaBackoffConfig() BackoffConfig {
 	b := GRPCGoBackoffConfig()
 	b.MinConnectTimeout = 0

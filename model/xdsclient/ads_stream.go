@@ -104,9 +104,9 @@ func (ch *channel) sendDone(c *Client) {
 		if ws == nil || ws.phase != watchStarted {
 			continue
 		}
-		if c.prof.ResourceTimerSkipsCached && ch.cachedAnywhere(c, f.typ, name) {
-			// grpc-java restartTimer skips a resource with data; C-core
-			// MaybeStartTimer checks HasResource (notes §3).
+		if ch.skipsTimer(c, f.typ, name) {
+			// grpc-java restartTimer skips a resource with data or found
+			// absent; C-core MaybeStartTimer checks HasResource.
 			continue
 		}
 		if ch.conn == Ready {
@@ -137,9 +137,11 @@ func (ch *channel) resourceTimerFired(c *Client, t ResourceType, name string) {
 		return // cancelled or superseded: a stale kernel timer
 	}
 	ws.phase = watchTimeout
-	if c.prof.ResourceTimerSkipsCached && ch.cachedAnywhere(c, t, name) {
-		// The resource arrived through another channel while this timer
-		// ran; a profile that never times cached resources ignores it.
+	if ch.skipsTimer(c, t, name) {
+		// The resource arrived (or, in grpc-java, was found absent)
+		// through another channel while this timer ran; a profile that
+		// never times such a resource ignores it (grpc-java onAbsent acts
+		// only if !absent).
 		return
 	}
 	feat := ch.feat

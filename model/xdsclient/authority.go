@@ -46,8 +46,16 @@ type resourceState struct {
 	cache    *Decoded    // last valid resource, nil if none
 	version  string      // version_info of the last update (CSDS)
 	status   adminpb.ClientResourceStatus
-	updated  time.Duration // last update time (CSDS last_updated)
-	err      *errState     // last error, nil if none (CSDS error_state)
+	// updated is the time of the last ACKed update (CSDS last_updated),
+	// which hasUpdate says the entry still reports. A NACK or a server
+	// error leaves it; a deletion or a timer that takes the resource away
+	// forgets it in every client (grpc-go authority.go resets
+	// UpdateMetadata; grpc-java's DOES_NOT_EXIST ResourceMetadata has no
+	// update time and CsdsService writes last_updated only with a
+	// resource; C-core ResourceState::FillGenericXdsConfig likewise).
+	updated   time.Duration
+	hasUpdate bool
+	err       *errState // last error, nil if none (CSDS error_state)
 	// deletionIgnored is set when a deletion was ignored (gRFC A53).
 	deletionIgnored bool
 	typ             ResourceType
@@ -144,27 +152,34 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 }
 
 // watchTimeFallback falls back for a new uncached watch when the active
-// channel is failing (Profile.WatchTimeFallback): grpc-java activates the
+// channel is failing (Profile.WatchTimeFallback). grpc-java activates the
 // next server that is not in error and asks it for everything
-// (XdsClientImpl.manageControlPlaneClient, getOrCreateControlPlaneClient);
-// C-core adds channels until one is not failing (WatchResource), and
-// subscribeNew then puts the new name on each of them.
+// (XdsClientImpl.manageControlPlaneClient, getOrCreateControlPlaneClient,
+// addCpcToAuthority). C-core adds channels until one is not failing
+// (XdsClient::WatchResource) and subscribes the new name on each
+// (subscribeNew); a channel without an ADS call then starts one, and the
+// AdsCall constructor subscribes every watched resource of every
+// authority that lists the channel (XdsChannel::SubscribeLocked), while a
+// channel whose call already runs for another authority gets only the new
+// name.
 func (a *authority) watchTimeFallback() {
 	c := a.c
-	if c.prof.WatchTimeFallback == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
+	mode := c.prof.WatchTimeFallback
+	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
 		return
 	}
 	for pos := a.active + 1; pos < len(a.servers); pos++ {
 		if a.held&(1<<pos) != 0 {
 			continue
 		}
-		if c.prof.WatchTimeFallback == WatchFallbackAll {
-			a.fallbackTo(pos)
-		} else {
+		ch := c.channel(a.servers[pos])
+		if mode == WatchFallbackNewCall && ch.refs > 0 && (ch.phase == streamOpen || ch.phase == streamOpening) {
 			a.acquire(pos)
 			a.active = pos
+		} else {
+			a.fallbackTo(pos)
 		}
-		if c.channel(a.servers[pos]).connErr == nil {
+		if ch.connErr == nil {
 			return
 		}
 	}
@@ -391,11 +406,13 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		// A valid resource. Watchers hear of it when it is new, differs
 		// from the cache, or follows an error (grpc-go: "the previous update
 		// for this resource was NACKed").
+		// A deletion recorded as an error (C-core) does not count: C-core
+		// tells watchers only of a resource that differs.
 		st.deletionIgnored = false
-		changed := st.cache == nil || !st.cache.Equal(d) || st.err != nil
+		changed := st.cache == nil || !st.cache.Equal(d) || (st.err != nil && st.err.cause != CauseDeleted)
 		c.setStatus(st, adminpb.ClientResourceStatus_ACKED)
 		st.version = resp.Version
-		st.updated = c.now
+		st.updated, st.hasUpdate = c.now, true
 		st.err = nil
 		if changed {
 			c.setCache(st, d)
@@ -438,7 +455,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 			// after a deletion: told again only where the client does.
 			continue
 		}
-		a.handleDeletion(typ, name, st, feat)
+		a.handleDeletion(typ, name, st, resp.Version, feat)
 	}
 }
 
@@ -475,10 +492,18 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
 
-// handleDeletion applies the SotW deletion of a cached LDS/CDS resource.
-func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceState, feat ServerFeatures) {
+// handleDeletion applies the SotW deletion of a cached LDS/CDS resource by
+// the response of the given version.
+func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceState, version string, feat ServerFeatures) {
 	c := a.c
 	s := notFound(typ, name)
+	if c.prof.IgnoredDeletion == DeletionAmbientDNE {
+		// C-core: every LDS/CDS deletion goes through
+		// ResourceState::SetDoesNotExistOnLdsOrCdsDeletion, which records
+		// it as the entry's error_state ("does not exist", the response's
+		// version and time), whether the resource is dropped or kept.
+		st.err = &errState{status: s, cause: CauseDeleted, version: version, at: c.now}
+	}
 	if c.prof.A88DataErrors {
 		// gRFC A88 table, "LDS or CDS resource deletion from server":
 		// without fail_on_data_errors, OnAmbientError(NOT_FOUND) and keep
@@ -486,8 +511,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// with it, drop the resource and OnResourceChanged(NOT_FOUND).
 		if feat.FailOnDataErrors {
 			c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-			c.setCache(st, nil)
-			st.version = ""
+			a.forget(st)
 		} else {
 			st.deletionIgnored = true
 			if c.prof.IgnoredDeletion != DeletionAmbient {
@@ -495,7 +519,6 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 				c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 			}
 		}
-		st.updated = c.now
 		a.notifyAllErr(typ, name, st, s, CauseDeleted)
 		return
 	}
@@ -503,24 +526,32 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// gRFC A53: keep the resource. grpc-go only logs; grpc-java
 		// (onAbsent) tells the watchers with AmbientError(NOT_FOUND) and
 		// keeps ACKED; C-core also marks it DOES_NOT_EXIST. Both tell
-		// them again on every response that leaves it out.
+		// them again on every response that leaves it out. The resource's
+		// version and last_updated stay those of its ACK.
 		st.deletionIgnored = true
 		switch c.prof.IgnoredDeletion {
 		case DeletionAmbient:
 			a.notifyAllErr(typ, name, st, Status{Code: codes.NotFound, Message: fmt.Sprintf("Resource %s deleted from server", name)}, CauseDeleted)
 		case DeletionAmbientDNE:
 			c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-			st.updated = c.now
 			a.notifyAllErr(typ, name, st, s, CauseDeleted)
 		}
 		return
 	}
-	c.setCache(st, nil)
-	st.version = ""
-	st.err = nil
+	a.forget(st)
+	if c.prof.IgnoredDeletion != DeletionAmbientDNE {
+		st.err = nil
+	}
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-	st.updated = c.now
 	a.notifyAllErr(typ, name, st, s, CauseDeleted)
+}
+
+// forget drops the entry's resource, and with it the version and the
+// last_updated CSDS reports.
+func (a *authority) forget(st *resourceState) {
+	a.c.setCache(st, nil)
+	st.version = ""
+	st.hasUpdate = false
 }
 
 // resourceTimeout applies an expired does-not-exist timer (grpc-go
@@ -532,9 +563,7 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 	if st == nil {
 		return
 	}
-	c.setCache(st, nil)
-	st.version = ""
-	st.updated = c.now
+	a.forget(st)
 	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {
 		s := Status{Code: codes.Unavailable, Message: fmt.Sprintf("xds: timed out waiting for resource %q of type %v", name, typ)}
 		c.setStatus(st, adminpb.ClientResourceStatus_TIMEOUT)
@@ -550,6 +579,13 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 func (a *authority) cached(typ ResourceType, name string) bool {
 	st := a.state(typ, name)
 	return st != nil && st.cache != nil
+}
+
+// resolved reports whether the entry has a resource or was found absent
+// (timed out or deleted): grpc-java ResourceSubscriber.hasResult.
+func (a *authority) resolved(typ ResourceType, name string) bool {
+	st := a.state(typ, name)
+	return st != nil && (st.cache != nil || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT)
 }
 
 // notFound is grpc-go's text for both a deletion and a timer expiry.

@@ -258,16 +258,21 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 	ch.inflight = ch.inflight[:0]
 	// Running timers stop and their names go back to Started (grpc-go
 	// onError). C-core's timers belong to the call, so every uncached name
-	// is timed afresh on the next call (notes §3).
+	// is timed afresh on the next call (AdsCall::ResourceTimer). grpc-java
+	// times every name without data or an absent verdict again when the
+	// next stream is ready (startMissingResourceTimers: respTimer == null
+	// && !hasResult()), one NACKed while uncached included.
 	for t := ResourceType(0); t < numTypes; t++ {
 		ts := &ch.types[t]
 		for i, name := range ts.names {
 			ws := &ts.watch[i]
 			ws.awaitingReady = false
-			if ws.phase == watchRequested {
+			switch {
+			case ws.phase == watchRequested:
 				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 				ws.phase = watchStarted
-			} else if c.prof.ResourceTimerScope == TimerScopeCall && !ch.cachedAnywhere(c, t, name) {
+			case c.prof.ResourceTimerScope == TimerScopeCall && !ch.cachedAnywhere(c, t, name),
+				c.prof.ResourceTimerScope == TimerScopeResource && !ch.resolvedAnywhere(c, t, name):
 				ws.phase = watchStarted
 			}
 		}
@@ -325,6 +330,27 @@ func (ch *channel) cachedAnywhere(c *Client, t ResourceType, name string) bool {
 	found := false
 	ch.authorities(c, func(a *authority, _ int) { found = found || a.cached(t, name) })
 	return found
+}
+
+// resolvedAnywhere reports whether some authority holding this channel
+// has the resource cached or found absent: grpc-java's
+// ResourceSubscriber.hasResult (data != null || absent).
+func (ch *channel) resolvedAnywhere(c *Client, t ResourceType, name string) bool {
+	found := false
+	ch.authorities(c, func(a *authority, _ int) { found = found || a.resolved(t, name) })
+	return found
+}
+
+// skipsTimer reports whether the profile starts no does-not-exist timer
+// for the name: grpc-java restartTimer skips a subscriber with data or an
+// absent verdict, whichever channel asks (Profile.ResourceTimerScope
+// "resource"); C-core MaybeStartTimer and the other profiles with
+// ResourceTimerSkipsCached skip a cached resource.
+func (ch *channel) skipsTimer(c *Client, t ResourceType, name string) bool {
+	if c.prof.ResourceTimerScope == TimerScopeResource {
+		return ch.resolvedAnywhere(c, t, name)
+	}
+	return c.prof.ResourceTimerSkipsCached && ch.cachedAnywhere(c, t, name)
 }
 
 func (ch *channel) cancelResourceTimers(c *Client) {

@@ -19,8 +19,11 @@ type ResourceStatus struct {
 	Version string
 	// Resource is the cached resource, nil if none.
 	Resource *Decoded
-	// LastUpdated is the virtual time of the last update.
+	// LastUpdated is the virtual time of the last ACKed update, when
+	// Updated; an entry whose resource a deletion or the timer took away
+	// has none (CSDS last_updated).
 	LastUpdated time.Duration
+	Updated     bool
 	// Error is the last error, nil if none: its status, the response
 	// version that carried it and when.
 	Error        *Status
@@ -40,7 +43,7 @@ func (c *Client) Resources() []ResourceStatus {
 				st := a.res[t][i]
 				rs := ResourceStatus{
 					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
-					Resource: st.cache, LastUpdated: st.updated, Watchers: len(st.watchers),
+					Resource: st.cache, LastUpdated: st.updated, Updated: st.hasUpdate, Watchers: len(st.watchers),
 				}
 				if st.err != nil {
 					s := st.err.status
@@ -66,7 +69,7 @@ func (c *Client) CSDS() *statuspb.ClientConfig {
 			VersionInfo:  rs.Version,
 			ClientStatus: rs.Status,
 		}
-		if rs.LastUpdated > 0 || rs.Resource != nil {
+		if rs.Updated {
 			g.LastUpdated = virtualTimestamp(rs.LastUpdated)
 		}
 		if rs.Resource != nil {

@@ -1,16 +1,27 @@
 package xdsclient
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
 
 // The transcripts under testdata/fidelity/ pin what the fidelity audit
 // (notes/fidelity-audit.md) found a profile doing that its client does
 // not, now fixed, each in the profiles it concerns; each ends with the
 // real client's file and function it reproduces.
 
-// TestFidelity_SpecRestartsAfterTheInitialBackoff: the spec profile resets
-// the backoff after a good stream and waits INITIAL_BACKOFF. Reference: gRFC
-// A57 "Handling ADS Stream Termination"; C-core RetryableCall::OnCallFinishedLocked.
-func TestFidelity_SpecRestartsAfterTheInitialBackoff(t *testing.T) {
+// TestFidelity_SpecRestartsAtOnceAfterAGoodStream: the spec profile resets
+// the backoff after a good stream, and a reset backoff tries at once and
+// waits an unjittered INITIAL_BACKOFF after the next failure; C-core waits
+// a jittered 1 s, then 1.6 s. Reference: gRFC A57 "Handling ADS Stream
+// Termination"; grpc doc/connection-backoff.md "Reset Backoff"; C-core
+// RetryableCall::OnCallFinishedLocked.
+func TestFidelity_SpecRestartsAtOnceAfterAGoodStream(t *testing.T) {
 	runTranscript(t, "fidelity/spec_restart_after_response.txt")
 }
 
@@ -65,4 +76,73 @@ func TestFidelity_JavaHasNoTP3(t *testing.T) {
 // processHTTPFilters; gRFC A41.
 func TestFidelity_RBACIsNotAClientFilter(t *testing.T) {
 	runTranscript(t, "fidelity/client_rbac_filter.txt")
+}
+
+// TestFidelity_WatchTimeFallbackToASharedChannel: when the fallback server's
+// channel already runs an ADS call for another authority, C-core's
+// XdsClient::WatchResource only subscribes the new name on it
+// (XdsChannel::SubscribeLocked hands it to the live call); only a channel
+// without a call asks for the whole authority, from the AdsCall
+// constructor. grpc-java's addCpcToAuthority sends every resource of every
+// authority the ControlPlaneClient serves (getSubscribedResources).
+// Reference: C-core xds_client.cc XdsClient::WatchResource,
+// XdsChannel::SubscribeLocked; grpc-java XdsClientImpl.addCpcToAuthority.
+func TestFidelity_WatchTimeFallbackToASharedChannel(t *testing.T) {
+	const other = "xdstp://other.example/envoy.config.listener.v3.Listener/X"
+	for _, tc := range []struct {
+		profile string
+		want    []string // the requests the new watch sends to the fallback
+	}{
+		{ProfileGRPCCore, []string{"RDS [R1]"}},
+		{ProfileGRPCJava, []string{"LDS [L1 " + other + "]", "RDS [R1]"}},
+	} {
+		t.Run(tc.profile, func(t *testing.T) {
+			prof, _ := ProfileByName(tc.profile)
+			primary, fallback := ServerConfig{URI: "primary"}, ServerConfig{URI: "fallback"}
+			c, err := New(Config{Profile: prof, AutoDone: true, Bootstrap: Bootstrap{
+				Servers:     []ServerConfig{primary, fallback},
+				Authorities: []Authority{{Name: "other.example", Servers: []ServerConfig{fallback}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			connect := func(s int) {
+				c.ConnectivityChanged(0, s, Ready)
+				c.StreamOpened(0, s)
+				c.SendDone(0, s)
+			}
+			// L1 is cached from the primary; the other authority's watch
+			// runs an ADS call on the fallback server.
+			c.Watch(0, LDS, "L1", 1)
+			connect(0)
+			c.DecodedResponseReceived(0, 0, listenerResponse("1", "L1"))
+			c.Watch(0, LDS, other, 2)
+			connect(1)
+			// The primary's stream ends after its response; its retry fails
+			// before any response: a connectivity error, and L1 is cached,
+			// so no fallback yet.
+			c.StreamFailed(0, 0, Status{Code: codes.Unavailable, Message: "max connection age"})
+			c.TimerFired(2*time.Second, TimerID{Kind: RetryTimer, Server: 0})
+			c.StreamFailed(2*time.Second, 0, Status{Code: codes.Unavailable, Message: "connection refused"})
+			var got []string
+			for _, e := range c.Watch(2*time.Second, RDS, "R1", 3) {
+				if e.Kind == Send && e.Server == 1 {
+					got = append(got, fmt.Sprintf("%v [%s]", e.Request.Type, strings.Join(e.Request.Names, " ")))
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("the new watch sent %q to the fallback, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFidelity_JavaTimerStateIsPerResource: grpc-java never times a name
+// again once it has data or was found absent, on any channel; a name
+// NACKed while uncached is timed again on the next stream. C-core times a
+// does-not-exist name again on every new ADS call. Reference: grpc-java
+// XdsClientImpl.ResourceSubscriber.restartTimer; C-core
+// AdsCall::ResourceTimer::MaybeStartTimer.
+func TestFidelity_JavaTimerStateIsPerResource(t *testing.T) {
+	runTranscript(t, "fidelity/java_timer_state_per_resource.txt")
 }

@@ -17,13 +17,23 @@ type FilterSet uint8
 // The filter sets. Each lists the filters registered by default (no
 // environment variable set) for client-side use.
 const (
-	// FiltersGRPCGo: router, fault, gcp_authn (grpc-go
-	// internal/xds/httpfilter; rbac is server-only, ext_authz and
-	// ext_proc are registered only behind GRPC_EXPERIMENTAL_XDS_* flags).
+	// FiltersGRPCGo: router, fault (grpc-go xds/xds.go links
+	// internal/xds/httpfilter/{fault,rbac,router,extproc}; rbac is
+	// server-only, ext_proc registers only behind
+	// GRPC_EXPERIMENTAL_XDS_EXT_PROC_ON_CLIENT). The gcp_authn filter
+	// registers itself in its package's init, but no non-test file of
+	// grpc-go (v1.84.0, master 4793ad04) imports
+	// internal/xds/httpfilter/gcp_authn, so a real binary has no
+	// implementation of it; GRPC_EXPERIMENTAL_XDS_GCP_AUTHENTICATION_FILTER
+	// gates only the CDS audience metadata (xdsresource unmarshal_cds.go).
 	FiltersGRPCGo FilterSet = iota
-	// FiltersGRPCJava: router, fault (grpc-java
-	// FilterRegistry.getDefaultRegistry; rbac is server-only, gcp_authn
-	// is behind GRPC_EXPERIMENTAL_XDS_GCP_AUTHENTICATION_FILTER).
+	// FiltersGRPCJava: router, fault, gcp_authn (grpc-java
+	// FilterRegistry.getDefaultRegistry registers FaultFilter,
+	// RouterFilter, RbacFilter, GcpAuthenticationFilter and
+	// ExternalProcessorFilter with no environment gate since #12499;
+	// GcpAuthenticationFilter.Provider.isClientFilter is true; rbac is
+	// server-only and ext_proc is a client filter only behind
+	// GRPC_EXPERIMENTAL_XDS_EXT_PROC_ON_CLIENT).
 	FiltersGRPCJava
 	// FiltersGRPCCore: router, fault, stateful_session (with its
 	// per-route override), gcp_authn (C-core XdsHttpFilterRegistry; rbac
@@ -98,9 +108,10 @@ var registries = func() [numFilterSets]map[string]filterKind {
 	for s := range r {
 		r[s] = common()
 	}
-	r[FiltersGRPCGo][gcpAuthnTypeURL] = filterClient
-	for _, s := range []FilterSet{FiltersGRPCCore, FiltersSpec} {
+	for _, s := range []FilterSet{FiltersGRPCJava, FiltersGRPCCore, FiltersSpec} {
 		r[s][gcpAuthnTypeURL] = filterClient
+	}
+	for _, s := range []FilterSet{FiltersGRPCCore, FiltersSpec} {
 		r[s][sessionTypeURL] = filterClient
 		r[s][sessionPerRouteURL] = filterClient
 	}

@@ -33,14 +33,18 @@ type Profile struct {
 
 	// RestartDelayAfterResponse is how a stream that received at least one
 	// response is restarted: "zero" (grpc-go: backoff.RunF with
-	// ErrResetBackoff restarts at once) or "jittered_initial" (grpc-java
-	// ControlPlaneClient, C-core RetryableCall: a fresh initial backoff,
-	// ~1 s jittered).
+	// ErrResetBackoff restarts at once; the spec profile: a reset
+	// backoff tries at once, grpc doc/connection-backoff.md "Reset
+	// Backoff") or "jittered_initial" (grpc-java ControlPlaneClient,
+	// C-core RetryableCall: a fresh initial backoff, ~1 s jittered, which
+	// is the reset backoff's first step).
 	RestartDelayAfterResponse string `toml:"restart_delay_after_response"`
 
 	// BackoffFirstUnjittered makes the first retry delay after a failed
 	// stream exactly BackoffInitial: grpc-go's Backoff(0) returns the base
-	// delay with no jitter (internal/xds/clients/internal/backoff).
+	// delay with no jitter (internal/xds/clients/internal/backoff), as
+	// grpc doc/connection-backoff.md's first deadline is now() +
+	// INITIAL_BACKOFF (the spec profile).
 	BackoffFirstUnjittered bool `toml:"backoff_first_unjittered"`
 
 	// BackoffSubtractStreamLifetime makes the retry delay
@@ -98,16 +102,26 @@ type Profile struct {
 	// that isInError and activates the next one, whose requests then
 	// carry every resource of the authority; gRFC A71: both of its
 	// conditions hold, and the XdsClient "will subscribe to all watched
-	// resources on that server") or "new_resource" (C-core WatchResource
-	// adds the next servers' channels until one is not failing, and
-	// subscribes only the new name on them).
+	// resources on that server") or "all_resources_on_new_call" (C-core
+	// XdsClient::WatchResource adds the next servers' channels until one
+	// is not failing and subscribes the new name on every channel; a
+	// channel with no ADS call starts one, and the AdsCall constructor
+	// subscribes every watched resource of the authority, so only a
+	// channel whose call already runs for another authority is asked for
+	// the new name alone).
 	WatchTimeFallback string `toml:"watch_time_fallback"`
 
 	// ResourceTimerScope is the lifetime of a resource's does-not-exist
 	// timer state: "channel" (grpc-go ResourceWatchState lives in
-	// adsStreamImpl, grpc-java: a name that was received or timed out is
-	// never re-timed) or "call" (C-core: one ResourceTimer per AdsCall, so an
-	// uncached name, including DOES_NOT_EXIST, is re-timed on each stream).
+	// adsStreamImpl: a name that was received or timed out on the channel
+	// is not timed again there), "call" (C-core: one ResourceTimer per
+	// AdsCall, so an uncached name, including DOES_NOT_EXIST, is re-timed
+	// on each stream) or "resource" (grpc-java: the state is the
+	// client-wide ResourceSubscriber's, and restartTimer and
+	// startMissingResourceTimers skip a name that has data or is absent
+	// (timed out or deleted) on every channel; any other name, one NACKed
+	// while uncached included, is timed again when a stream becomes
+	// ready).
 	ResourceTimerScope string `toml:"resource_timer_scope"`
 
 	// ResourceTimeout is the does-not-exist timer: 15 s (gRFC A57, envoy
@@ -146,7 +160,10 @@ type Profile struct {
 	// (grpc-java XdsClientImpl onAbsent: AmbientError(NOT_FOUND) on every
 	// such response, CSDS stays ACKED) or "ambient_error_does_not_exist"
 	// (C-core AdsCall: SetDoesNotExistOnLdsOrCdsDeletion keeps the
-	// resource with CSDS DOES_NOT_EXIST, and NotifyWatchersOnError).
+	// resource with CSDS DOES_NOT_EXIST, and NotifyWatchersOnError). The
+	// last also records every LDS/CDS deletion, ignored or not, as the
+	// entry's CSDS error_state, as C-core's
+	// SetDoesNotExistOnLdsOrCdsDeletion does.
 	IgnoredDeletion string `toml:"ignored_deletion"`
 
 	// TP3ResourceErrors reads xRFC TP3's DiscoveryResponse.resource_errors
@@ -246,9 +263,10 @@ const (
 	WatchChannelsAuthority = "authority"
 	WatchFallbackNone      = "none"
 	WatchFallbackAll       = "all_resources"
-	WatchFallbackNew       = "new_resource"
+	WatchFallbackNewCall   = "all_resources_on_new_call"
 	TimerScopeChannel      = "channel"
 	TimerScopeCall         = "call"
+	TimerScopeResource     = "resource"
 	WatcherAPIA88          = "a88"
 	WatcherAPILegacy       = "legacy"
 	DeletionSilent         = "silent"
@@ -304,6 +322,7 @@ func GRPCJava() Profile {
 	p.NewWatchChannels = WatchChannelsAuthority
 	p.ConnectivityErrorsFromActiveOnly = true
 	p.WatchTimeFallback = WatchFallbackAll
+	p.ResourceTimerScope = TimerScopeResource
 	p.ResourceTimerSkipsCached = true
 	p.ConnectedMetricInitial = ConnectedChannel
 	return p
@@ -322,7 +341,7 @@ func GRPCCore() Profile {
 	p.NACKVersion = NACKVersionIfAnyValid
 	p.NewWatchChannels = WatchChannelsAll
 	p.ConnectivityErrorsFromActiveOnly = true
-	p.WatchTimeFallback = WatchFallbackNew
+	p.WatchTimeFallback = WatchFallbackNewCall
 	p.ResourceTimerScope = TimerScopeCall
 	p.ReplayConnectivityError = true
 	p.AmbientOKOnRecovery = true
@@ -332,20 +351,24 @@ func GRPCCore() Profile {
 	return p
 }
 
-// Spec is gRFC A57 + A71 + A88 exactly as written. Where the text leaves a
-// choice the field comment in profile.go and docs/model-fidelity.md say
-// which reading was taken: channel-state connectivity errors with
-// wait_for_ready (A57 prefers it where the state carries a status); after
-// a stream that had a response, a reset backoff, which waits
-// INITIAL_BACKOFF jittered (A57 "the backoff state will be reset", in the
-// sense of grpc doc/connection-backoff.md; C-core, by the gRFCs' author,
-// does the same); per-channel timers; ADS flow control (A57 and A88 are
-// silent; all three clients have it) without grpc-go's unknown-type stall;
-// fallback from the active channel only, also when a new uncached watch
-// meets a failing channel (A71's two conditions); a name watched during
-// fallback subscribed on every channel, so that a revert "will use the
-// resources from the higher priority servers" (A71); and the gRFC A78
-// metric definitions.
+// Spec is gRFC A57 + A71 + A88 exactly as written. The ADS stream backoff
+// is A57's, "similar to" grpc doc/connection-backoff.md, whose sequence it
+// takes: after a stream that had a response the backoff is reset (A57),
+// and a reset backoff tries at once, as a newly started connection does
+// (connection-backoff.md "Reset Backoff"; A88 "Open issues": "we don't
+// impose exponential backoff between stream attempts"); the first delay
+// after a failure is INITIAL_BACKOFF without jitter. Where the text leaves
+// a choice, docs/model-fidelity.md ("Reading choices") says which reading
+// was taken: delays measured from the failure (connection-backoff.md counts
+// from the attempt's start; A57 asks only for a similar algorithm);
+// channel-state connectivity errors with wait_for_ready (A57 prefers it
+// where the state carries a status); per-channel timers; ADS flow control
+// (A57 and A88 are silent; all three clients have it) without grpc-go's
+// unknown-type stall; fallback from the active channel only, also when a
+// new uncached watch meets a failing channel (A71's two conditions); a
+// name watched during fallback subscribed on every channel, so that a
+// revert "will use the resources from the higher priority servers" (A71);
+// and the gRFC A78 metric definitions.
 func Spec() Profile {
 	p := baseProfile()
 	p.Name = ProfileSpec
@@ -354,7 +377,7 @@ func Spec() Profile {
 	p.TP3ResourceErrors = true
 	p.ADSWaitForReady = true
 	p.TransientFailureIsConnectivityError = true
-	p.RestartDelayAfterResponse = RestartJitteredInitial
+	p.BackoffFirstUnjittered = true
 	p.NewWatchChannels = WatchChannelsAll
 	p.ConnectivityErrorsFromActiveOnly = true
 	p.WatchTimeFallback = WatchFallbackAll
@@ -437,8 +460,8 @@ var enumValues = map[string][]string{
 	"restart_delay_after_response": {RestartZero, RestartJitteredInitial},
 	"nack_version":                 {NACKVersionLastACKed, NACKVersionIfAnyValid},
 	"new_watch_channels":           {WatchChannelsActive, WatchChannelsAll, WatchChannelsAuthority},
-	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNew},
-	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall},
+	"watch_time_fallback":          {WatchFallbackNone, WatchFallbackAll, WatchFallbackNewCall},
+	"resource_timer_scope":         {TimerScopeChannel, TimerScopeCall, TimerScopeResource},
 	"watcher_api":                  {WatcherAPIA88, WatcherAPILegacy},
 	"server_failure_metric":        {FailureMetricEvery, FailureMetricHealthy},
 	"connected_metric_initial":     {ConnectedFirstStream, ConnectedChannel},

@@ -698,7 +698,7 @@ func formatStatus(rs ResourceStatus) string {
 	if rs.Resource != nil {
 		s += " cached={" + summarize(rs.Resource) + "}"
 	}
-	if rs.Status != 1 { // not REQUESTED
+	if rs.Updated {
 		s += fmt.Sprintf(" updated=t=%v", rs.LastUpdated)
 	}
 	if rs.Error != nil {

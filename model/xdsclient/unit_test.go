@@ -72,11 +72,11 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 		{"restart delay: go zero, java/core jittered", g.RestartDelayAfterResponse == RestartZero && j.RestartDelayAfterResponse == RestartJitteredInitial && c.RestartDelayAfterResponse == RestartJitteredInitial},
 		{"NACK version: core new version", g.NACKVersion == NACKVersionLastACKed && j.NACKVersion == NACKVersionLastACKed && c.NACKVersion == NACKVersionIfAnyValid},
 		{"node: java every request", !g.NodeInEveryRequest && j.NodeInEveryRequest && !c.NodeInEveryRequest},
-		{"restart after a good stream: spec jittered initial (A57 reset backoff)", Spec().RestartDelayAfterResponse == RestartJitteredInitial},
+		{"restart after a good stream: spec at once, first backoff exactly 1 s (A57 reset, connection-backoff.md)", Spec().RestartDelayAfterResponse == RestartZero && Spec().BackoffFirstUnjittered},
 		{"new watch: go active, java authority, core and spec all channels", g.NewWatchChannels == WatchChannelsActive && j.NewWatchChannels == WatchChannelsAuthority && c.NewWatchChannels == WatchChannelsAll && Spec().NewWatchChannels == WatchChannelsAll},
 		{"connectivity errors: go any channel, java/core/spec the active one", !g.ConnectivityErrorsFromActiveOnly && j.ConnectivityErrorsFromActiveOnly && c.ConnectivityErrorsFromActiveOnly && Spec().ConnectivityErrorsFromActiveOnly},
-		{"watch-time fallback: go none, java/spec all resources, core the new one", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNew && Spec().WatchTimeFallback == WatchFallbackAll},
-		{"timer scope: core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeChannel && c.ResourceTimerScope == TimerScopeCall},
+		{"watch-time fallback: go none, java/spec all resources, core all resources where a new ADS call starts", g.WatchTimeFallback == WatchFallbackNone && j.WatchTimeFallback == WatchFallbackAll && c.WatchTimeFallback == WatchFallbackNewCall && Spec().WatchTimeFallback == WatchFallbackAll},
+		{"timer scope: go per channel, java per resource, core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeResource && c.ResourceTimerScope == TimerScopeCall && Spec().ResourceTimerScope == TimerScopeChannel},
 		{"A88: none of the shipped clients", !g.A88DataErrors && !j.A88DataErrors && !c.A88DataErrors && Spec().A88DataErrors},
 		{"ADS flow control: all four", g.ADSFlowControl && j.ADSFlowControl && c.ADSFlowControl && Spec().ADSFlowControl},
 		{"unknown-type stall: go only (notes §8.1)", g.UnknownTypeStallsReads && !j.UnknownTypeStallsReads && !c.UnknownTypeStallsReads && !Spec().UnknownTypeStallsReads},
@@ -428,7 +428,7 @@ func TestHTTPFiltersByImplementation(t *testing.T) {
 		{"rbac", [4]Rule{nack, nack, nack, nack}},
 		{"rbac?", [4]Rule{ok, ok, ok, ok}},
 		{"fault", [4]Rule{ok, ok, ok, ok}},
-		{"gcp_authn", [4]Rule{ok, nack, ok, ok}},
+		{"gcp_authn", [4]Rule{nack, ok, ok, ok}},
 		{"gcp_authn?,session?", [4]Rule{ok, ok, ok, ok}},
 	}
 	for _, tc := range cases {
