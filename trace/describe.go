@@ -105,7 +105,10 @@ func Describe(e *fleet.TraceEvent) string {
 		}
 		return fmt.Sprintf("RPC #%d retries in %s", e.RPC, Dur(e.Delay))
 	case fleet.TraceRPC:
-		if e.Code == codes.OK && e.Cause == 0 {
+		if e.Code == codes.OK && e.Detail != "" {
+			return fmt.Sprintf("RPC #%d: OK, %s", e.RPC, e.Detail)
+		}
+		if e.Code == codes.OK {
 			return fmt.Sprintf("RPC #%d: OK", e.RPC)
 		}
 		return fmt.Sprintf("RPC #%d failed %v (%v)", e.RPC, code(e.Code), e.Cause)

@@ -43,9 +43,6 @@ const (
 	BackendDown
 	// BackendError: the backend answered with an error.
 	BackendError
-	// AffinityBroken: a session's backend was lost and its RPC went to
-	// another (gRFC A55); the session's state went with it.
-	AffinityBroken
 	// Deadline: the RPC ran past its deadline (a slow backend, or retries
 	// that did not finish in time).
 	Deadline
@@ -65,7 +62,6 @@ var causeNames = [NumCauses]string{
 	"backend_down_stale_eds",
 	"backend_down",
 	"backend_error",
-	"affinity_broken",
 	"deadline",
 }
 
@@ -100,7 +96,6 @@ var causeExplanations = [NumCauses]string{
 	"the backends the client has are down while its control plane already lists others: stale EDS",
 	"the backend is down and the control plane knows no better",
 	"the backend answered with an error",
-	"the session's backend was lost and its RPC went to another (gRFC A55)",
 	"the RPC ran past its deadline",
 }
 

@@ -312,8 +312,42 @@ type Pick struct {
 	ClusterFailed bool
 	Cause         Cause
 	// AffinityBroken is set when the RPC belongs to a session whose
-	// backend could not be used, so it went elsewhere (gRFC A55).
+	// backend could not be used, so it went elsewhere (gRFC A55);
+	// BreakReason says why.
 	AffinityBroken bool
+	BreakReason    BreakReason
+}
+
+// BreakReason says why a session's backend could not be used (gRFC A55,
+// "LB Policy for Stateful Session Affinity": the override-host policy
+// uses the cookie's host only when the cluster still has it, with a health
+// status override_host_status allows, and a connection to it is usable).
+type BreakReason uint8
+
+const (
+	// NoBreak: the session's backend was used.
+	NoBreak BreakReason = iota
+	// BreakRemoved: the host is no longer an endpoint of the cluster.
+	BreakRemoved
+	// BreakStatus: the host's health status is not one the override
+	// allows (DRAINING without it in override_host_status, UNHEALTHY).
+	BreakStatus
+	// BreakUnreachable: the host is allowed, but no connection to it is
+	// READY or CONNECTING.
+	BreakUnreachable
+	// NumBreakReasons is the number of reasons, NoBreak included.
+	NumBreakReasons
+)
+
+var breakNames = [NumBreakReasons]string{"none", "host_removed", "host_status", "host_unreachable"}
+
+// String is the reason's name in summary.json
+// (sessions.affinity_breaks_by_reason.<name>).
+func (r BreakReason) String() string {
+	if r < NumBreakReasons {
+		return breakNames[r]
+	}
+	return "unknown"
 }
 
 // childUsable reports whether the load-balancing policy under A55's
@@ -341,11 +375,12 @@ func (ch *Channel) Pick(env *Env, ci, session int) Pick {
 	if session >= 0 {
 		s := &ch.sessions[session]
 		if s.host != 0 {
-			if p, ok := ch.overridePick(env, ci, s.host-1); ok {
+			p, why := ch.overridePick(env, ci, s.host-1)
+			if why == NoBreak {
 				return p
 			}
-			p := ch.priorityPick(env, ci)
-			p.AffinityBroken = true
+			p = ch.priorityPick(env, ci)
+			p.AffinityBroken, p.BreakReason = true, why
 			if p.Result != Failed {
 				s.host = p.Backend + 1 // the response sets a new cookie
 			}
@@ -364,24 +399,30 @@ func (ch *Channel) Pick(env *Env, ci, session int) Pick {
 // A55 picker pseudo-code): the backend's subchannel if its health is in
 // override_host_status and it is READY, or a queued pick if it is
 // connecting; otherwise the child policy picks.
-func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, bool) {
+func (ch *Channel) overridePick(env *Env, ci int, backend uint32) (Pick, BreakReason) {
 	c := &ch.cfg.Clusters[ci]
 	allowed := ch.overrideAllowed(ci, env)
+	why := BreakRemoved
 	for _, be := range c.endpointsOf(backend) {
 		i := int(be.ep)
-		if !allowed.Has(c.Endpoints[i].Health) || ch.cls[ci].subs[i].nextAttempt == notStarted {
+		if !allowed.Has(c.Endpoints[i].Health) {
+			why = max(why, BreakStatus)
+			continue
+		}
+		why = BreakUnreachable
+		if ch.cls[ci].subs[i].nextAttempt == notStarted {
 			continue
 		}
 		switch st, at := ch.state(ci, i, env); st {
 		case Ready:
-			return ch.picked(ci, i, env.Now), true
+			return ch.picked(ci, i, env.Now), NoBreak
 		case Connecting:
 			p := ch.picked(ci, i, at)
 			p.Result = Queued
-			return p, true
+			return p, NoBreak
 		}
 	}
-	return Pick{}, false
+	return Pick{}, why
 }
 
 func (ch *Channel) picked(ci, i int, at sim.Time) Pick {

@@ -76,6 +76,7 @@ type dpCounters struct {
 	throttled       int
 	sessionsStarted int
 	affinityBreaks  int
+	breaksBy        [dataplane.NumBreakReasons]int
 	timerSpurious   int
 	windows         []windowRecord
 	buckets         []bucket // per sample: what ended in it
@@ -347,8 +348,12 @@ func (w *world) attempt(s uint32) {
 		w.tracePick(ii, r, &p, ci, ok)
 	}
 	if p.AffinityBroken && !r.broken {
+		// The session's backend could not be used (gRFC A55): its state
+		// is lost, which is not an RPC failure, so it is counted on its
+		// own and opens no failure window.
 		r.broken = true
 		w.dp.affinityBreaks++
+		w.dp.breaksBy[p.BreakReason]++
 		w.group(ii).affinityBreaks++
 		b.breaks++
 	}
@@ -464,28 +469,26 @@ func (w *world) rpcRetry(ev sim.Event) {
 func (w *world) finish(ii uint32, id uint64, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
 	if w.tracing(ii) {
 		e := TraceEvent{Kind: TraceRPC, Code: code, RPC: id, Rule: ruleRPC}
-		if code != codes.OK || broken {
+		if code != codes.OK {
 			e.Cause = cause
+		}
+		if broken {
+			e.Detail = "on another backend than its session's (gRFC A55)"
 		}
 		w.traceAt(ii, time.Duration(t), e)
 	}
 	b := w.bucketAt(t)
 	b.byCode[code]++
 	w.dp.byCode[code]++
-	if code == codes.OK && !broken {
+	if code == codes.OK {
+		// A session that lost its backend is counted at its pick; its RPC
+		// did not fail.
 		b.ok++
 		return
 	}
-	if code == codes.OK {
-		// The RPC succeeded on another backend, but its session's state
-		// was lost with its backend (gRFC A55): a failure of the session.
-		cause = dataplane.AffinityBroken
-		b.ok++
-	} else {
-		w.dp.failed++
-		w.group(ii).failed++
-		b.failed++
-	}
+	w.dp.failed++
+	w.group(ii).failed++
+	b.failed++
 	b.byCause[cause]++
 	inst := &w.insts[ii]
 	wasOpen := inst.win.Open()

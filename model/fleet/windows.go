@@ -66,6 +66,9 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	add("xds.resource_timer_spurious", float64(dp.timerSpurious))
 	add("sessions.started", float64(dp.sessionsStarted))
 	add("sessions.affinity_breaks", float64(dp.affinityBreaks))
+	for why := dataplane.NoBreak + 1; why < dataplane.NumBreakReasons; why++ {
+		add("sessions.affinity_breaks_by_reason."+why.String(), float64(dp.breaksBy[why]))
+	}
 	add("retries.attempts", float64(dp.retries))
 	add("retries.throttled", float64(dp.throttled))
 	amp := 1.0
