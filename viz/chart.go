@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -75,12 +76,16 @@ const pageHead = `{{define "head"}}<!DOCTYPE html>
 </head>
 <body>{{end}}
 {{- define "chart"}}
-  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-label="{{.Title}}"></div>
+  <h3 class="chart-title" id="{{.ID}}-title">{{.Title}}</h3>
+  <div class="chart" id="{{.ID}}" style="height:{{.Height}}px" role="img" aria-labelledby="{{.ID}}-title"></div>
   <script>xdssim.chart({{.ID}}, {{.OptionJS}}, {{.RuntimeJS}});</script>{{end}}
 {{- define "section"}}<section class="card" id="{{.ID}}">
   <h2>{{.Title}}</h2>
   <p class="lead">{{.Lead}}</p>
   {{- range .Charts}}{{template "chart" .}}{{end}}
+  {{- if .Empty}}
+  <p class="muted empty">Zero the whole run, so not drawn: {{range $i, $e := .Empty}}{{if $i}}; {{end}}{{$e}}{{end}}.</p>
+  {{- end}}
 </section>{{end}}`
 
 // pageTemplate parses a page: the shared head, then its body, which
@@ -148,8 +153,53 @@ type timeSpec struct {
 	// no line uses it.
 	left, right string
 	lines       []line
-	// percent fixes the left axis to 0–100.
+	// percent caps the left axis at 100: a share.
 	percent bool
+}
+
+// extent returns the largest value the chart draws on each axis (stacked
+// areas summed sample by sample) and whether any value is not zero.
+func (spec timeSpec) extent() (left, right float64, nonzero bool) {
+	var stacked []float64
+	for _, ln := range spec.lines {
+		for i, v := range ln.values {
+			if !finite(v) {
+				continue
+			}
+			nonzero = nonzero || v != 0
+			switch {
+			case ln.right:
+				right = max(right, v)
+			case ln.area:
+				if stacked == nil {
+					stacked = make([]float64, len(ln.values))
+				}
+				if i < len(stacked) {
+					stacked[i] += v
+					left = max(left, stacked[i])
+				}
+			default:
+				left = max(left, v)
+			}
+		}
+	}
+	return left, right, nonzero
+}
+
+// niceMax is the axis maximum for data up to v > 0: the first of 1, 1.2,
+// 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten at or above v, so the
+// axis spans at most 1.25 times the data.
+func niceMax(v float64) float64 {
+	if !(v > 0) || !finite(v) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+		if m*p >= v*(1-1e-12) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // maxPoints bounds the points of one series in the report. A run with more
@@ -170,14 +220,17 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 	if r.Duration > 0 {
 		xAxis.Max = millis(r.Duration)
 	}
-	left := opts.YAxis{Type: "value", Name: spec.left}
+	// The y axes scale to the data (a share capped at 100 %), from 0:
+	// every series of the report is a count, a rate, a share or a time.
+	lmax, rmax, _ := spec.extent()
+	left := opts.YAxis{Type: "value", Name: spec.left, Min: 0, Max: niceMax(lmax)}
 	if spec.percent {
-		left.Min, left.Max = 0, 100
+		left.Max = min(100, niceMax(lmax))
 	}
 	l.SetGlobalOptions(frame(spec.id, spec.title, "axis", true, true)...)
 	l.SetGlobalOptions(charts.WithXAxisOpts(xAxis), charts.WithYAxisOpts(left))
 	if spec.right != "" {
-		l.ExtendYAxis(opts.YAxis{Type: "value", Name: spec.right, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+		l.ExtendYAxis(opts.YAxis{Type: "value", Name: spec.right, Min: 0, Max: niceMax(rmax), SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	}
 	for _, ln := range spec.lines {
 		l.AddSeries(ln.name, nil)
@@ -193,26 +246,37 @@ func timeChart(r *fleet.Results, spec timeSpec) chart {
 			s.LineStyle.Width = 0.5
 		}
 	}
-	// The last series draws over the others, so its shading shows over
-	// stacked areas too.
+	// The first series carries the shading, so the data draws over it;
+	// the labels sit in lanes above the plot, never over the data.
+	lanes := 0
 	if n := len(l.MultiSeries); n > 0 && len(r.Faults) > 0 {
-		l.MultiSeries[n-1].MarkAreas = faultAreas(r.Faults, r.Duration)
+		var areas *opts.MarkAreas
+		areas, lanes = faultAreas(r.Faults, r.Duration)
+		l.MultiSeries[0].MarkAreas = areas
 	}
-	return chart{ID: spec.id, Title: spec.title, Height: 380, option: options(l), Runtime: runtimeOpts{Time: true}}
+	top := legendTop + faultLabelLine*lanes + 8
+	if lanes > 0 {
+		top += faultLabelLine
+	}
+	return chart{ID: spec.id, Title: spec.title, Height: 360 + faultLabelLine*lanes, option: options(l),
+		Runtime: runtimeOpts{Time: true, Patch: map[string]any{"grid": map[string]any{"top": top}}}}
 }
 
-// frame returns the options every chart shares: its ID, no animation, its
-// title at the top left, a tooltip triggered by trigger ("axis" or
-// "item"), a scrolling legend under the title when legend is set, a grid
-// that leaves room for them and for the x axis's name, and, when zoom is
-// set, a zoom slider under the x axis with mouse-wheel zoom on the plot.
-func frame(id, title, trigger string, legend, zoom bool) []charts.GlobalOpts {
-	grid := opts.Grid{Left: "16", Right: "24", Top: "76", Bottom: "40", ContainLabel: opts.Bool(true)}
+// legendTop is the room a chart's legend takes at its top, in pixels.
+const legendTop = 30
+
+// frame returns the options every chart shares: its ID, no animation, a
+// tooltip triggered by trigger ("axis" or "item"), a scrolling legend at
+// the top when legend is set, a grid that leaves room for it and for the
+// x axis's name, and, when zoom is set, a zoom slider under the x axis with
+// mouse-wheel zoom on the plot. The chart's title is the page's, above
+// it, where it wraps instead of being cut.
+func frame(id, _, trigger string, legend, zoom bool) []charts.GlobalOpts {
+	grid := opts.Grid{Left: "16", Right: "24", Top: "48", Bottom: "40", ContainLabel: opts.Bool(true)}
 	o := []charts.GlobalOpts{
 		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
 		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title, Left: "8", Top: "4"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Type: "scroll", Left: "8", Right: "8", Top: "30"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(legend), Type: "scroll", Left: "8", Right: "8", Top: "4"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: trigger}),
 	}
 	if zoom {
@@ -259,14 +323,14 @@ func options(c echartsChart) map[string]any {
 // faultArea is one end of a shaded fault: echarts wants each area as a
 // [start, end] pair of these. (go-echarts' WithMarkAreaNameXAxisItemOpts
 // appends single objects instead of pairs, and its MarkAreaData.YAxis has
-// the JSON tag "YAxis"; notes/dependencies.md §6.)
+// the JSON tag "YAxis".)
 type faultArea struct {
 	Name  string      `json:"name,omitempty"`
 	XAxis float64     `json:"xAxis"`
 	Label *faultLabel `json:"label,omitempty"`
 }
 
-// faultLabel places the label of one fault: Offset moves it down by whole
+// faultLabel places the label of one fault: Offset moves it up by whole
 // lines so that the labels of overlapping faults do not overprint.
 type faultLabel struct {
 	Offset [2]int `json:"offset"`
@@ -282,10 +346,12 @@ const (
 	plotPx      = 1100
 )
 
-// faultAreas shades every fault, labelled with its Label centred at the top
-// of its span. A fault whose span or label overlaps an earlier fault's gets
-// its label on the first line of labels not used by any of those.
-func faultAreas(faults []fleet.Fault, duration time.Duration) *opts.MarkAreas {
+// faultAreas shades every fault in a neutral grey (the colours of the data
+// are the causes'), labelled with its Label centred above the plot, and
+// returns how many lanes of labels that takes. A fault whose span or
+// label overlaps an earlier fault's gets its label on the first lane not
+// used by any of those.
+func faultAreas(faults []fleet.Fault, duration time.Duration) (*opts.MarkAreas, int) {
 	// The span of virtual time each fault's shading and label cover.
 	type extent struct{ lo, hi float64 }
 	ext := make([]extent, len(faults))
@@ -296,30 +362,32 @@ func faultAreas(faults []fleet.Fault, duration time.Duration) *opts.MarkAreas {
 		ext[i] = extent{min(f.Start.Seconds(), mid-half), max(f.End.Seconds(), mid+half)}
 	}
 	lanes := make([]int, len(faults))
+	used := 0
 	data := make([]interface{}, len(faults))
 	for i, f := range faults {
-		used := map[int]bool{}
+		taken := map[int]bool{}
 		for j := 0; j < i; j++ {
 			if ext[j].lo < ext[i].hi && ext[i].lo < ext[j].hi {
-				used[lanes[j]] = true
+				taken[lanes[j]] = true
 			}
 		}
-		for used[lanes[i]] {
+		for taken[lanes[i]] {
 			lanes[i]++
 		}
+		used = max(used, lanes[i]+1)
 		start := faultArea{Name: f.Label, XAxis: millis(f.Start)}
 		if lanes[i] > 0 {
-			start.Label = &faultLabel{Offset: [2]int{0, lanes[i] * faultLabelLine}}
+			start.Label = &faultLabel{Offset: [2]int{0, -lanes[i] * faultLabelLine}}
 		}
 		data[i] = [2]faultArea{start, {XAxis: millis(f.End)}}
 	}
 	return &opts.MarkAreas{
 		Data: data,
 		MarkAreaStyle: opts.MarkAreaStyle{
-			Label:     &opts.Label{Show: opts.Bool(true), Position: "insideTop", Color: "#9a2a2a", FontSize: 11},
-			ItemStyle: &opts.ItemStyle{Color: "rgba(214, 69, 65, 0.12)", BorderColor: "rgba(154, 42, 42, 0.5)", BorderWidth: 1},
+			Label:     &opts.Label{Show: opts.Bool(true), Position: "top", Color: "#4b5563", FontSize: 11},
+			ItemStyle: &opts.ItemStyle{Color: "rgba(107, 114, 128, 0.10)", BorderColor: "rgba(75, 85, 99, 0.45)", BorderWidth: 1},
 		},
-	}
+	}, used
 }
 
 // millis is d in milliseconds, the unit of the time axis.
@@ -471,7 +539,7 @@ func heatmapChart(r *fleet.Results) chart {
 			Patch: map[string]any{
 				"visualMap": map[string]any{
 					"type": "piecewise", "pieces": pieces, "dimension": 2,
-					"orient": "horizontal", "left": 8, "top": 30, "itemWidth": 14, "itemHeight": 10,
+					"orient": "horizontal", "left": 8, "top": 4, "itemWidth": 14, "itemHeight": 10,
 				},
 				"grid": map[string]any{"show": true, "backgroundColor": stateColor(fleet.TrackUp), "borderWidth": 0},
 				// Drawn in one pass: echarts' progressive rendering of a

@@ -100,7 +100,9 @@ const reportJS = `var xdssim = (function () {
 const reportCSS = `
 body{margin:0;padding:16px;background:#f3f4f6;color:#1f2328;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 .card{box-sizing:border-box;max-width:1240px;margin:0 auto 16px;background:#fff;border:1px solid #d8dde3;border-radius:8px;padding:16px 20px}
-.chart{width:100%;margin:8px 0 4px}
+.chart{width:100%;margin:0 0 4px}
+h3.chart-title{margin:14px 0 2px 8px;font-size:15px;font-weight:600;color:#1f2328;overflow-wrap:anywhere}
+.empty{margin-top:10px}
 h1{margin:0 0 4px;font-size:22px}
 h1 .brand{color:#6b7280;font-weight:500}
 h2{margin:18px 0 8px;font-size:17px}
@@ -113,7 +115,10 @@ dl.facts div{min-width:110px}
 dt{color:#6b7280;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 dd{margin:0;font-size:17px;font-variant-numeric:tabular-nums}
 .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:10px;margin:16px 0 4px}
-.figure{border:1px solid #d8dde3;border-left:4px solid #2e9d5b;border-radius:6px;padding:8px 10px}
+.figure{display:block;color:inherit;text-decoration:none;border:1px solid #d8dde3;border-left:4px solid #d8dde3;border-radius:6px;padding:8px 10px}
+.figure:hover{border-color:#9aa3ad}
+.figure.good{border-left-color:#2e9d5b}
+.figure.warn{border-left-color:#e0a526}
 .figure.bad{border-left-color:#c9302c}
 .figure .label{color:#4b5563;font-size:12px;text-transform:uppercase;letter-spacing:.03em}
 .figure .value{font-size:24px;font-weight:600;font-variant-numeric:tabular-nums}

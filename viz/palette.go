@@ -19,7 +19,6 @@ var causeColors = [dataplane.NumCauses]string{
 	dataplane.BackendDownStaleEDS:     "#1f77b4",
 	dataplane.BackendDown:             "#393b79",
 	dataplane.BackendError:            "#637939",
-	dataplane.AffinityBroken:          "#ad494a",
 	dataplane.Deadline:                "#7b4173",
 }
 
@@ -31,16 +30,20 @@ func causeColor(c dataplane.Cause) string {
 	return "#444444"
 }
 
-// Colours of the states that are not failures.
+// Colours of the states that are not failures. None is grey: grey is the
+// faults' shading.
 const (
 	colorUp         = "#e3f1e6"
 	colorFallback   = "#f2c94c"
-	colorNotRunning = "#b8bec7"
+	colorNotRunning = "#c5b0d5"
 	colorGood       = "#2e9d5b"
 	colorWaiting    = "#e0a526"
 	colorBad        = "#c9302c"
-	colorIdle       = "#9aa3ad"
+	colorIdle       = "#9ecae1"
 	colorInfo       = "#4e79a7"
+	// colorAffinity is session affinity breaks (gRFC A55): not an RPC
+	// failure.
+	colorAffinity = "#ad494a"
 )
 
 // stateColor is the colour of a track state: its cause's when failing.

@@ -3,6 +3,7 @@ package viz
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,7 +110,7 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 		Duration:       r.Duration.String(),
 		Sample:         formatSeconds(r.SampleInterval),
 		Samples:        r.Samples,
-		Figures:        headline(r),
+		Figures:        headline(r, expectations),
 		Sections:       sections(r),
 		Worst:          worst(r),
 		IntervalsTotal: len(r.Intervals),
@@ -153,53 +154,177 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 	return v
 }
 
-// figure is one headline figure of the header card.
+// figure is one headline figure of the header card: what users of the
+// fleet felt first.
 type figure struct {
 	Label, Value, Note string
-	// Bad marks a figure that shows something failed.
-	Bad bool
+	// Class colours the tile: "bad" (red) for a failure users feel, or an
+	// expectation breached; "good" (green) for an expectation met; "warn"
+	// for something that happened but that users do not feel; "" for
+	// nothing to see.
+	Class string
+	// Link is the id of the chart or section that explains the figure.
+	Link string
 }
 
-// headline returns the headline figures the run reported.
-func headline(r *fleet.Results) []figure {
-	var out []figure
-	get := func(path string) (float64, bool) { return Lookup(r, path) }
-	if total, ok := get("rpc.total"); ok && total > 0 {
-		ratio, _ := get("rpc.success_ratio")
-		failed, _ := get("rpc.failed")
-		out = append(out,
-			figure{"RPC success", percent(ratio, failed > 0), "of " + formatNumber(total) + " RPCs", failed > 0},
-			figure{"failed RPCs", formatNumber(failed), "", failed > 0})
-		if v, ok := get("failure_windows.peak_clients_percent"); ok {
-			out = append(out, figure{"peak client channels failing", short(v) + " %", "in a failure window at once", v > 0})
-		}
-		if v, ok := get("failure_windows.duration_seconds.p99"); ok {
-			n, _ := get("failure_windows.count")
-			out = append(out, figure{"p99 failure window", short(v) + " s", "of " + formatNumber(n) + " windows", n > 0})
-		}
-		if v, ok := get("failure_windows.client_seconds"); ok {
-			out = append(out, figure{"client-seconds failing", short(v), "summed over client channels", v > 0})
+// tile is a candidate headline figure: the metric behind it, and how to
+// show it.
+type tile struct {
+	metric string
+	label  string
+	// felt says a nonzero figure is a failure the fleet's users feel.
+	felt bool
+	// always says the tile is shown even when the figure is zero.
+	always bool
+	link   string
+	value  func(v float64) (value, note string)
+}
+
+// headlineTiles are the candidate headline figures, impact first: what
+// failed for users, then what the control plane went through.
+func headlineTiles(r *fleet.Results) []tile {
+	get := func(path string) float64 { v, _ := Lookup(r, path); return v }
+	total := get("rpc.total")
+	out := []tile{
+		{metric: "rpc.failed", label: "failed RPCs", felt: true, always: true, link: "chart_rpc_error_rate",
+			value: func(v float64) (string, string) {
+				if total == 0 {
+					return formatNumber(v), "no RPC was sent"
+				}
+				return formatNumber(v), shareText(v/total) + " of " + formatNumber(total) + " RPCs"
+			}},
+		{metric: "rpc.latency_seconds.p99", label: "RPC latency p99", always: true, link: "chart_rpc_latency",
+			value: func(v float64) (string, string) {
+				return secondsText(v), "p50 " + secondsText(get("rpc.latency_seconds.p50")) + ", deadlines and retries included"
+			}},
+		{metric: "failure_windows.client_seconds", label: "client-seconds failing", felt: true, always: true, link: "chart_rpc_clients_failing",
+			value: func(v float64) (string, string) {
+				return short(v), "summed over " + plural(int(get("failure_windows.count")), "failure window", "failure windows")
+			}},
+		{metric: "failure_windows.duration_seconds.p99", label: "p99 failure window", felt: true, link: "chart_window_durations",
+			value: func(v float64) (string, string) { return short(v) + " s", "the longest: " + short(get("failure_windows.duration_seconds.max")) + " s" }},
+		{metric: "failure_windows.peak_clients_percent", label: "peak client channels failing", felt: true, link: "chart_rpc_clients_failing",
+			value: func(v float64) (string, string) { return short(v) + " %", "in a failure window at once" }},
+		{metric: "sessions.affinity_breaks", label: "session affinity breaks", link: "chart_sessions",
+			value: func(v float64) (string, string) {
+				started := get("sessions.started")
+				if started == 0 {
+					return formatNumber(v), "no session started"
+				}
+				return formatNumber(v), shareText(v/started) + " of " + plural(int(started), "session", "sessions") + " (gRFC A55)"
+			}},
+		{metric: "xds.resource_timer_spurious", label: "spurious timer firings", link: "chart_xds_timer_firings",
+			value: func(v float64) (string, string) {
+				return formatNumber(v), "of " + plural(int(get("xds.resource_timer_fired")), "does-not-exist timer", "does-not-exist timers") + " fired"
+			}},
+		{metric: "xds.fallback_switches", label: "fallback switches", link: "xds",
+			value: func(v float64) (string, string) {
+				return formatNumber(v), plural(int(get("xds.fallback_reverts")), "revert", "reverts")
+			}},
+	}
+	// The busiest control plane's peak queue.
+	peak, server := -1.0, ""
+	for _, name := range serverNames(r) {
+		if v, ok := Lookup(r, "control_plane."+name+".peak_queue_depth"); ok && v > peak {
+			peak, server = v, name
 		}
 	}
-	if v, ok := get("xds.resource_timer_spurious"); ok {
-		fired, _ := get("xds.resource_timer_fired")
-		out = append(out, figure{"spurious timer firings", formatNumber(v), "of " + formatNumber(fired) + " does-not-exist timers fired", v > 0})
-	}
-	if v, ok := get("xds.fallback_switches"); ok {
-		rev, _ := get("xds.fallback_reverts")
-		out = append(out, figure{"fallback switches", formatNumber(v), formatNumber(rev) + " reverts", false})
+	if server != "" {
+		out = append(out, tile{metric: "control_plane." + server + ".peak_queue_depth", label: "control plane's peak queue", link: "cp-" + slug(server),
+			value: func(v float64) (string, string) { return formatNumber(v), plural(int(v), "request", "requests") + " waiting at " + server }})
 	}
 	return out
 }
 
-// percent renders a ratio as a percentage with two decimals; a ratio that
-// rounds to 100 while something failed reads "> 99.99".
-func percent(ratio float64, failed bool) string {
-	s := strconv.FormatFloat(100*ratio, 'f', 2, 64)
-	if failed && s == "100.00" {
+// headline returns the headline figures of the run, impact first: what
+// users felt (failed RPCs, latency, failure windows), then the figures the
+// scenario's expectations bound, in their order, then the others, in
+// headlineTiles' order. A figure is shown when the scenario bounds it,
+// when it is one users always look at (failed RPCs, latency,
+// client-seconds failing), or when it is not zero.
+func headline(r *fleet.Results, expectations []Expectation) []figure {
+	tiles := headlineTiles(r)
+	verdict := map[string]bool{} // metric → every expectation on it passed
+	var order []string
+	for _, t := range tiles {
+		if t.felt || t.always {
+			order = append(order, t.metric)
+		}
+	}
+	for _, e := range expectations {
+		if pass, seen := verdict[e.Metric]; seen {
+			verdict[e.Metric] = pass && e.Pass
+		} else {
+			verdict[e.Metric] = e.Pass
+		}
+		if !slices.Contains(order, e.Metric) {
+			order = append(order, e.Metric)
+		}
+	}
+	for _, t := range tiles {
+		if !slices.Contains(order, t.metric) {
+			order = append(order, t.metric)
+		}
+	}
+	var out []figure
+	for _, m := range order {
+		i := slices.IndexFunc(tiles, func(t tile) bool { return t.metric == m })
+		if i < 0 {
+			continue // an expectation on a figure without a tile: the table shows it
+		}
+		t := tiles[i]
+		v, ok := Lookup(r, t.metric)
+		if !ok {
+			continue
+		}
+		pass, bound := verdict[t.metric]
+		if !bound && !t.always && v == 0 {
+			continue
+		}
+		f := figure{Label: t.label, Link: t.link}
+		f.Value, f.Note = t.value(v)
+		switch {
+		case bound && pass:
+			f.Class = "good"
+		case bound:
+			f.Class = "bad"
+		case t.felt && v > 0:
+			f.Class = "bad"
+		case !t.felt && v > 0 && t.metric != "rpc.latency_seconds.p99":
+			f.Class = "warn"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// shareText writes a share as a percentage, never rounding a share above
+// zero to zero or one below one to 100 %.
+func shareText(x float64) string {
+	p := 100 * x
+	switch {
+	case p > 0 && p < 0.01:
+		return "< 0.01 %"
+	case p < 100 && p > 99.99:
 		return "> 99.99 %"
 	}
-	return s + " %"
+	return strconv.FormatFloat(p, 'f', 2, 64) + " %"
+}
+
+// secondsText writes a latency: milliseconds under a second.
+func secondsText(s float64) string {
+	if s < 1 {
+		return short(1000*s) + " ms"
+	}
+	return short(s) + " s"
+}
+
+// plural writes n and the noun, singular for 1: "1 client", "0 clients".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // short renders v with three significant digits, without an exponent.
@@ -301,7 +426,7 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
   {{- if .Figures}}
   <div class="figures">
     {{- range .Figures}}
-    <div class="figure{{if .Bad}} bad{{end}}"><div class="label">{{.Label}}</div><div class="value">{{.Value}}</div>{{if .Note}}<div class="note">{{.Note}}</div>{{end}}</div>
+    <a class="figure {{.Class}}" href="#{{.Link}}"><div class="label">{{.Label}}</div><div class="value">{{.Value}}</div>{{if .Note}}<div class="note">{{.Note}}</div>{{end}}</a>
     {{- end}}
   </div>
   {{- end}}
@@ -379,7 +504,7 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
 </html>
 {{define "worst"}}
 <section class="card" id="worst">
-  <h2>The {{len .Worst}} client channels that failed longest</h2>
+  <h2>{{if not .Worst}}No client channel failed{{else if eq (len .Worst) 1}}The client channel that failed{{else}}The {{len .Worst}} client channels that failed longest{{end}}</h2>
   {{- if .Worst}}
   <table>
     <thead><tr><th>client/target</th><th class="num">failing (s)</th><th class="num">windows</th><th class="num">first failure (s)</th><th class="num">last failure (s)</th><th>root causes (s)</th></tr></thead>

@@ -39,7 +39,7 @@ type pageChart struct {
 	Runtime runtimeOpts
 }
 
-var chartRE = regexp.MustCompile(`<div class="chart" id="([^"]+)" style="height:\d+px" role="img" aria-label="[^"]*"></div>\s*<script>xdssim\.chart\("([^"]+)", `)
+var chartRE = regexp.MustCompile(`<div class="chart" id="([^"]+)" style="height:\d+px" role="img" aria-labelledby="[^"]*"></div>\s*<script>xdssim\.chart\("([^"]+)", `)
 
 // pageCharts parses every chart of a page, in order: its container, and the
 // option and runtime options its script hands to xdssim.chart.
@@ -131,10 +131,10 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	want := []string{
 		"chart_rpc_clients_failing", "chart_rpc_error_rate", "chart_rpc_codes",
 		"chart_tracks",
-		"chart_xds_connectivity", "chart_xds_connected_by_group", "chart_xds_resources", "chart_xds_fallback", "chart_xds_timer_firings",
+		"chart_xds_connectivity", "chart_xds_connected_by_group", "chart_xds_resources", "chart_xds_fallback",
 		"chart_a78_connected", "chart_a78_server_failure", "chart_a78_updates", "chart_a78_resources",
 		"chart_cp_primary_streams", "chart_cp_primary_messages", "chart_cp_primary_load",
-		"chart_cp_fallback_streams", "chart_cp_fallback_messages", "chart_cp_fallback_load",
+		"chart_cp_fallback_streams", "chart_cp_fallback_messages",
 		"chart_fleet_clients", "chart_retries",
 		"chart_window_durations", "chart_histogram_network_connect_backoff",
 	}
@@ -151,9 +151,15 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	if n := strings.Count(page, `<div class="chart"`); n != len(cs) {
 		t.Errorf("%d chart containers, %d charts with a script", n, len(cs))
 	}
+	// No timer fired and the fallback's queue never held a request: those
+	// charts are named in one line, not drawn.
+	for _, title := range []string{"Does-not-exist timer firings", "fallback: queue depth and response latency"} {
+		if !regexp.MustCompile(`Zero the whole run, so not drawn: [^<]*` + regexp.QuoteMeta(title)).MatchString(page) {
+			t.Errorf("the page does not say %q was zero the whole run", title)
+		}
+	}
 	for _, c := range cs {
-		title, _ := c.Option["title"].(map[string]any)["text"].(string)
-		if title == "" {
+		if !strings.Contains(page, `<h3 class="chart-title" id="`+c.ID+`-title">`) {
 			t.Errorf("%s has no title", c.ID)
 		}
 		if c.ID != "chart_tracks" && c.Option["legend"].(map[string]any)["show"] != true {
@@ -185,8 +191,8 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"RPC success", "failed RPCs", "peak client channels failing", "p99 failure window",
-		"client-seconds failing", "spurious timer firings", "fallback switches",
+		"failed RPCs", "peak client channels failing", "p99 failure window",
+		"client-seconds failing", "fallback switches",
 		`<section class="card" id="worst">`, "<td>" + worst(r)[0].Entity + "</td>",
 		`<pre class="toml">`, "group go", "× grpc-go", "group core", "× grpc-core",
 	} {
@@ -203,7 +209,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 // section knows get a chart each, with a stable ID derived from the name.
 func TestReportDrawsEverySeries(t *testing.T) {
 	t.Parallel()
-	r := fixture(4, 60)
+	r := fixture(4, 500)
 	cs := pageCharts(t, render(t, r))
 	want := []struct{ id, series string }{
 		{"chart_fleet_clients", "running"}, // clients.running, in the fleet section
@@ -238,7 +244,7 @@ func TestEveryTimeChartShadesEveryFault(t *testing.T) {
 			continue
 		}
 		s := seriesOf(c)
-		ma, ok := s[len(s)-1]["markArea"].(map[string]any)
+		ma, ok := s[0]["markArea"].(map[string]any)
 		if !ok {
 			t.Errorf("%s shades no fault", c.ID)
 			continue
@@ -258,9 +264,9 @@ func TestEveryTimeChartShadesEveryFault(t *testing.T) {
 	}
 }
 
-// TestFaultLabelsDoNotOverprint checks the lanes of fault labels: a label
-// moves down when its span, or the text centred over it, meets an earlier
-// fault's.
+// TestFaultLabelsDoNotOverprint checks the lanes of fault labels above
+// the plot: a label moves up when its span, or the text centred over it,
+// meets an earlier fault's.
 func TestFaultLabelsDoNotOverprint(t *testing.T) {
 	t.Parallel()
 	f := func(label string, a, b time.Duration) fleet.Fault {
@@ -277,11 +283,14 @@ func TestFaultLabelsDoNotOverprint(t *testing.T) {
 		{"lane reused once free", []fleet.Fault{f("a", 10, 100), f("b", 50, 60), f("c", 150, 160)}, []int{0, 1, 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ma := faultAreas(tt.faults, 600*time.Second)
+			ma, used := faultAreas(tt.faults, 600*time.Second)
+			if want := slices.Max(tt.lanes) + 1; used != want {
+				t.Errorf("%d lanes used, want %d", used, want)
+			}
 			for i, d := range ma.Data {
 				lane := 0
 				if l := d.([2]faultArea)[0].Label; l != nil {
-					lane = l.Offset[1] / faultLabelLine
+					lane = -l.Offset[1] / faultLabelLine
 				}
 				if lane != tt.lanes[i] {
 					t.Errorf("fault %d in lane %d, want %d", i, lane, tt.lanes[i])
@@ -297,7 +306,7 @@ func TestFaultLabelsDoNotOverprint(t *testing.T) {
 // one per chart.
 func TestReportEscapesScenarioText(t *testing.T) {
 	t.Parallel()
-	r := fixture(2, 10)
+	r := fixture(2, 500)
 	r.Scenario = "<script>x</script>"
 	r.Description = `a "quoted" & <b>bold</b> description`
 	r.Series[1].Title = "</script><script>alert(1)</script>"
@@ -317,7 +326,7 @@ func TestReportEscapesScenarioText(t *testing.T) {
 		"&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;",
 		"<title>xdssim report: &lt;script&gt;x&lt;/script&gt;</title>",
 		"group &lt;g&gt;", "× &lt;p&gt;",
-		`"text":"\u003c/script\u003e\u003cscript\u003ealert(1)\u003c/script\u003e"`,
+		`&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</h3>`,
 		`"name":"\u003cimg src=x\u003e"`,
 	} {
 		if !strings.Contains(page, want) {
@@ -570,7 +579,7 @@ func TestServersWithSimilarNamesGetTheirOwnCharts(t *testing.T) {
 	t.Parallel()
 	r := fixture(0, 10)
 	for _, srv := range []string{"cp.a", "cp-a"} {
-		r.Series = append(r.Series, fleet.Series{Name: "control_plane." + srv + ".open_streams", Values: make([]float64, 10)})
+		r.Series = append(r.Series, fleet.Series{Name: "control_plane." + srv + ".open_streams", Values: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}})
 	}
 	page := render(t, r)
 	cs := pageCharts(t, page)
@@ -587,7 +596,12 @@ func TestServersWithSimilarNamesGetTheirOwnCharts(t *testing.T) {
 	}
 }
 
-func TestHeadlineFigures(t *testing.T) {
+// TestHeadlineFiguresAreImpactFirst: the headline opens on what users
+// felt (failed RPCs and their share, client-seconds failing), then the
+// figures the scenario bounds; a tile is red only for a failure users
+// feel, or a breached expectation, and green only for an expectation met;
+// affinity breaks are their own figure, not a failure.
+func TestHeadlineFiguresAreImpactFirst(t *testing.T) {
 	t.Parallel()
 	m := func(kv ...any) *fleet.Results {
 		r := &fleet.Results{}
@@ -596,22 +610,31 @@ func TestHeadlineFigures(t *testing.T) {
 		}
 		return r
 	}
+	bound := func(metric string, pass bool) Expectation { return Expectation{Metric: metric, Pass: pass} }
 	for _, tt := range []struct {
 		name string
 		r    *fleet.Results
-		want []string // label=value
+		exp  []Expectation
+		want []string // label=value class
 	}{
-		{"no RPCs, no xDS", m(), nil},
-		{"a clean run", m("rpc.total", 1000.0, "rpc.failed", 0.0, "rpc.success_ratio", 1.0, "xds.resource_timer_spurious", 0.0, "xds.resource_timer_fired", 0.0, "xds.fallback_switches", 3.0, "xds.fallback_reverts", 3.0),
-			[]string{"RPC success=100.00 %", "failed RPCs=0", "spurious timer firings=0", "fallback switches=3"}},
-		{"one failure in a million", m("rpc.total", 1e6, "rpc.failed", 1.0, "rpc.success_ratio", 0.999999,
-			"failure_windows.peak_clients_percent", 0.5, "failure_windows.duration_seconds.p99", 12.345, "failure_windows.count", 1.0, "failure_windows.client_seconds", 1234.5),
-			[]string{"RPC success=> 99.99 %", "failed RPCs=1", "peak client channels failing=0.5 %", "p99 failure window=12.3 s", "client-seconds failing=1234"}},
+		{"no RPCs, no xDS", m(), nil, nil},
+		{"a clean run", m("rpc.total", 1000.0, "rpc.failed", 0.0, "failure_windows.client_seconds", 0.0, "failure_windows.count", 0.0,
+			"xds.resource_timer_spurious", 0.0, "xds.resource_timer_fired", 0.0, "xds.fallback_switches", 3.0, "xds.fallback_reverts", 3.0), nil,
+			[]string{"failed RPCs=0 ", "client-seconds failing=0 ", "fallback switches=3 warn"}},
+		{"one failure in a million", m("rpc.total", 1e6, "rpc.failed", 1.0,
+			"failure_windows.peak_clients_percent", 0.5, "failure_windows.duration_seconds.p99", 12.345, "failure_windows.count", 1.0, "failure_windows.client_seconds", 1234.5), nil,
+			[]string{"failed RPCs=1 bad", "client-seconds failing=1234 bad", "p99 failure window=12.3 s bad", "peak client channels failing=0.5 % bad"}},
+		{"sessions broken, no RPC failed, expectations first", m("rpc.total", 1000.0, "rpc.failed", 0.0, "failure_windows.client_seconds", 0.0,
+			"sessions.started", 100.0, "sessions.affinity_breaks", 50.0), []Expectation{bound("sessions.affinity_breaks", true), bound("rpc.failed", true)},
+			[]string{"failed RPCs=0 good", "client-seconds failing=0 ", "session affinity breaks=50 good"}},
+		{"a breached expectation is red", m("rpc.total", 10.0, "rpc.failed", 0.0, "failure_windows.client_seconds", 0.0, "xds.resource_timer_spurious", 0.0),
+			[]Expectation{bound("xds.resource_timer_spurious", false)},
+			[]string{"failed RPCs=0 ", "client-seconds failing=0 ", "spurious timer firings=0 bad"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, f := range headline(tt.r) {
-				got = append(got, f.Label+"="+f.Value)
+			for _, f := range headline(tt.r, tt.exp) {
+				got = append(got, f.Label+"="+f.Value+" "+f.Class)
 			}
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("got %q, want %q", got, tt.want)
@@ -737,5 +760,33 @@ func TestReportLabelsAHypotheticalRun(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %s", want)
 		}
+	}
+}
+
+// TestSessionDrainsHeadlineShowsNoFailure: a backend drains under A55
+// sessions and no RPC fails. The headline shows 0 failed RPCs and the
+// affinity breaks as their own figure, and no tile is red: a session that
+// lost its backend is not an RPC failure.
+func TestSessionDrainsHeadlineShowsNoFailure(t *testing.T) {
+	t.Parallel()
+	s, err := scenarios.Load("session-drain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := fleet.Run(s.FleetConfig(), fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := headline(r, Evaluate(r, s.Expect))
+	var got []string
+	for _, f := range figs {
+		got = append(got, f.Label+"="+f.Value+" "+f.Class)
+		if f.Class == "bad" {
+			t.Errorf("a red tile: %+v", f)
+		}
+	}
+	if len(figs) < 2 || figs[0].Label != "failed RPCs" || figs[0].Value != "0" ||
+		!slices.ContainsFunc(figs, func(f figure) bool { return f.Label == "session affinity breaks" && f.Value == "50" }) {
+		t.Errorf("headline %q, want 0 failed RPCs first and 50 affinity breaks", got)
 	}
 }

@@ -15,6 +15,9 @@ type section struct {
 	// Lead says what the section shows and what to look for.
 	Lead   string
 	Charts []chart
+	// Empty names the charts left out because every value they would
+	// draw is zero.
+	Empty []string
 }
 
 // seriesSet finds series by name and remembers which were drawn, so that
@@ -66,9 +69,14 @@ func legend(ls []line, prefix string) []line {
 	return ls
 }
 
-// addTime adds a time chart to sec when it has lines.
+// addTime adds a time chart to sec when it has lines; one whose values are
+// all zero is only named in sec.Empty.
 func (sec *section) addTime(r *fleet.Results, spec timeSpec) {
 	if len(spec.lines) == 0 {
+		return
+	}
+	if _, _, nonzero := spec.extent(); !nonzero {
+		sec.Empty = append(sec.Empty, spec.title)
 		return
 	}
 	if spec.right != "" && !slices.ContainsFunc(spec.lines, func(l line) bool { return l.right }) {
@@ -82,7 +90,7 @@ func sections(r *fleet.Results) []section {
 	ss := newSeriesSet(r)
 	var out []section
 	add := func(s section) {
-		if len(s.Charts) > 0 {
+		if len(s.Charts) > 0 || len(s.Empty) > 0 {
 			out = append(out, s)
 		}
 	}
@@ -263,7 +271,7 @@ func retrySection(r *fleet.Results, ss *seriesSet) section {
 			line{name: "retries.amplification", color: colorInfo, right: true},
 		)})
 	sec.addTime(r, timeSpec{id: "chart_sessions", title: "Session affinity breaks", left: "breaks/s",
-		lines: ss.lines(line{name: "sessions.affinity_breaks", color: causeColor(dataplane.AffinityBroken)})})
+		lines: ss.lines(line{name: "sessions.affinity_breaks", color: colorAffinity})})
 	return sec
 }
 
