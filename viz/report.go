@@ -202,7 +202,9 @@ func headlineTiles(r *fleet.Results) []tile {
 				return short(v), "summed over " + plural(int(get("failure_windows.count")), "failure window", "failure windows")
 			}},
 		{metric: "failure_windows.duration_seconds.p99", label: "p99 failure window", felt: true, link: "chart_window_durations",
-			value: func(v float64) (string, string) { return short(v) + " s", "the longest: " + short(get("failure_windows.duration_seconds.max")) + " s" }},
+			value: func(v float64) (string, string) {
+				return short(v) + " s", "the longest: " + short(get("failure_windows.duration_seconds.max")) + " s"
+			}},
 		{metric: "failure_windows.peak_clients_percent", label: "peak client channels failing", felt: true, link: "chart_rpc_clients_failing",
 			value: func(v float64) (string, string) { return short(v) + " %", "in a failure window at once" }},
 		{metric: "sessions.affinity_breaks", label: "session affinity breaks", link: "chart_sessions",
@@ -231,7 +233,9 @@ func headlineTiles(r *fleet.Results) []tile {
 	}
 	if server != "" {
 		out = append(out, tile{metric: "control_plane." + server + ".peak_queue_depth", label: "control plane's peak queue", link: "cp-" + slug(server),
-			value: func(v float64) (string, string) { return formatNumber(v), plural(int(v), "request", "requests") + " waiting at " + server }})
+			value: func(v float64) (string, string) {
+				return formatNumber(v), plural(int(v), "request", "requests") + " waiting at " + server
+			}})
 	}
 	return out
 }
