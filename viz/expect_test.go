@@ -172,7 +172,7 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
 		{Metric: "rpc.success_ratio", Min: bound(0.999)},
 	})
 	const want = `{
-  "schema": "xdssim.summary/v1",
+  "schema": "xdssim.summary/v2",
   "scenario": "gate",
   "seed": 7,
   "clients": 3,
@@ -259,9 +259,9 @@ func TestReportShowsExpectationsNearTheTop(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := body(b.String())
-	expect, faults, metrics := strings.Index(page, "<h2>Expectations"), strings.Index(page, "<h2>Faults"), strings.Index(page, "<h2>Metrics")
+	expect, faults, metrics := strings.Index(page, "<h2>Expectations"), strings.Index(page, "<h2>What the scenario did"), strings.Index(page, "<h2>Metrics")
 	if expect < 0 || expect > faults || expect > metrics {
-		t.Fatalf("Expectations at %d, want before Faults (%d) and Metrics (%d)", expect, faults, metrics)
+		t.Fatalf("Expectations at %d, want before what the scenario did (%d) and Metrics (%d)", expect, faults, metrics)
 	}
 	for _, want := range []string{
 		`<span class="fail">2 of 3 breached</span>`,

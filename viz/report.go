@@ -88,7 +88,7 @@ type reportView struct {
 
 type groupRow struct{ Name, Clients, Profile string }
 
-type faultRow struct{ Label, Start, End, Recovery string }
+type faultRow struct{ Kind, Label, Start, End, Windows, Recovery string }
 
 type metricRow struct{ Path, Value string }
 
@@ -133,7 +133,15 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 		v.Expectations = append(v.Expectations, expectationRow{e.Metric, e.Bound(), e.valueText(), e.result(), e.Pass})
 	}
 	for _, f := range r.Faults {
-		v.Faults = append(v.Faults, faultRow{f.Label, formatMillis(f.Start), formatMillis(f.End), formatMillis(f.Recovery)})
+		row := faultRow{Kind: f.Kind, Label: f.Label, Start: formatMillis(f.Start), End: formatMillis(f.End),
+			Windows: strconv.Itoa(f.Windows), Recovery: "–"}
+		if f.Kind == fleet.KindChange {
+			row.End = "–" // a change happens at one time
+		}
+		if f.Windows > 0 {
+			row.Recovery = formatMillis(f.Recovery)
+		}
+		v.Faults = append(v.Faults, row)
 	}
 	for _, m := range r.Metrics {
 		// NaN, +Inf, -Inf print as such here; summary.json refuses them.
@@ -446,12 +454,13 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
   </table>
   {{- end}}
   {{- if .Faults}}
-  <h2>Faults</h2>
+  <h2>What the scenario did</h2>
+  <p class="lead">Faults, restarts, backend events and config changes, each with the RPC failure windows it caused (the root cause of a window is known from the ground truth: what failed, where, when) and how long after its end they went on.</p>
   <table>
-    <thead><tr><th>fault</th><th class="num">start (s)</th><th class="num">end (s)</th><th class="num">recovery after its end (s)</th></tr></thead>
+    <thead><tr><th>what</th><th></th><th class="num">start (s)</th><th class="num">end (s)</th><th class="num">failure windows it caused</th><th class="num">recovery after its end (s)</th></tr></thead>
     <tbody>
     {{- range .Faults}}
-      <tr><td>{{.Label}}</td><td class="num">{{.Start}}</td><td class="num">{{.End}}</td><td class="num">{{.Recovery}}</td></tr>
+      <tr><td class="muted">{{.Kind}}</td><td>{{.Label}}</td><td class="num">{{.Start}}</td><td class="num">{{.End}}</td><td class="num">{{.Windows}}</td><td class="num">{{.Recovery}}</td></tr>
     {{- end}}
     </tbody>
   </table>

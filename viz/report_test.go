@@ -790,3 +790,24 @@ func TestSessionDrainsHeadlineShowsNoFailure(t *testing.T) {
 		t.Errorf("headline %q, want 0 failed RPCs first and 50 affinity breaks", got)
 	}
 }
+
+// TestDefaultsTableCreditsNoRecoveryToWebsRestart: in default, no web RPC
+// failed, so web's restart caused no failure window and is credited no
+// recovery; it is listed as a restart, not as a fault.
+func TestDefaultsTableCreditsNoRecoveryToWebsRestart(t *testing.T) {
+	t.Parallel()
+	s, err := scenarios.Load("default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := fleet.Run(s.FleetConfig(), fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, r, Evaluate(r, s.Expect)...)
+	row := `<tr><td class="muted">restart</td><td>restart 0: 20% of web</td><td class="num">90</td><td class="num">115</td><td class="num">0</td><td class="num">–</td></tr>`
+	if !strings.Contains(page, row) {
+		i := strings.Index(page, "What the scenario did")
+		t.Errorf("no row %s in:\n%.1500s", row, page[max(i, 0):])
+	}
+}

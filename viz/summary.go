@@ -14,7 +14,7 @@ import (
 
 // SummarySchema is the value of the "schema" key of every summary.json this
 // package writes. It changes when the meaning or layout of a key changes.
-const SummarySchema = "xdssim.summary/v1"
+const SummarySchema = "xdssim.summary/v2"
 
 // headerKeys are the keys summary.json starts with, in this order, before
 // the expectations and the metrics. A metric path may not begin with one of
@@ -42,8 +42,8 @@ const faultsKey = "faults"
 // "expectations": an array with one object per Expectation, in the order
 // given, holding "metric", "min" and "max" (each only when the scenario
 // gives it), "value" (null when the run reported none) and "pass"; then
-// "faults": one object per Fault, in order, with "label", "start_seconds",
-// "end_seconds" and "recovery_seconds"; then every Metric nested by its dotted path ("fleet.clients_started": 300
+// "faults": one object per Fault, in order, with "kind", "label",
+// "start_seconds", "end_seconds", "windows" and "recovery_seconds"; then every Metric nested by its dotted path ("fleet.clients_started": 300
 // becomes "fleet": {"clients_started": 300}), with the keys of every metric
 // object sorted. Numbers print as the shortest decimal that reads back as
 // the same float64, integral ones without a fraction. The output ends with a
@@ -90,17 +90,18 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// writeFaults writes the "faults" array: each fault's label, start and end
-// in virtual seconds, and recovery_seconds, how long after its end the
-// RPC failure windows that overlapped it went on.
+// writeFaults writes the "faults" array: what the scenario did to the
+// fleet (kind "fault", "restart", "backend" or "change"), its label, start
+// and end in virtual seconds, the failure windows it caused, and
+// recovery_seconds, how long after its end those windows went on.
 func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
 	b.WriteString("  \"faults\": [")
 	for i, f := range fs {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(b, "\n    {\"label\": %s, \"start_seconds\": %s, \"end_seconds\": %s, \"recovery_seconds\": %s}",
-			quoteJSON(f.Label), formatSeconds(f.Start), formatSeconds(f.End), formatSeconds(f.Recovery))
+		fmt.Fprintf(b, "\n    {\"kind\": %s, \"label\": %s, \"start_seconds\": %s, \"end_seconds\": %s, \"windows\": %d, \"recovery_seconds\": %s}",
+			quoteJSON(f.Kind), quoteJSON(f.Label), formatSeconds(f.Start), formatSeconds(f.End), f.Windows, formatSeconds(f.Recovery))
 	}
 	if len(fs) > 0 {
 		b.WriteString("\n  ")

@@ -22,7 +22,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 		Clients:  300,
 		Duration: 10 * time.Minute,
 		Events:   1234567,
-		Faults:   []fleet.Fault{{Label: "server-down [primary]", Start: time.Minute, End: 3 * time.Minute, Recovery: 1500 * time.Millisecond}},
+		Faults:   []fleet.Fault{{Kind: fleet.KindFault, Label: "server-down [primary]", Start: time.Minute, End: 3 * time.Minute, Windows: 7, Recovery: 1500 * time.Millisecond}},
 		// Deliberately not sorted by Path: the output must not depend on it.
 		Metrics: []fleet.Metric{
 			{Path: "xds.resource_timer.fired", Value: 17},
@@ -34,14 +34,14 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 		},
 	}
 	const want = `{
-  "schema": "xdssim.summary/v1",
+  "schema": "xdssim.summary/v2",
   "scenario": "primary-outage",
   "seed": 42,
   "clients": 300,
   "virtual_seconds": 600,
   "events": 1234567,
   "faults": [
-    {"label": "server-down [primary]", "start_seconds": 60, "end_seconds": 180, "recovery_seconds": 1.5}
+    {"kind": "fault", "label": "server-down [primary]", "start_seconds": 60, "end_seconds": 180, "windows": 7, "recovery_seconds": 1.5}
   ],
   "a_first": 0.1,
   "fleet": {
@@ -86,7 +86,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
 	r := &fleet.Results{Scenario: "a \"quoted\" <name>\n", Seed: math.MaxUint64, Duration: 1500 * time.Millisecond}
 	const want = `{
-  "schema": "xdssim.summary/v1",
+  "schema": "xdssim.summary/v2",
   "scenario": "a \"quoted\" <name>\n",
   "seed": 18446744073709551615,
   "clients": 0,

@@ -270,6 +270,10 @@ func (s *Service) ResourceNames() [NumTypes]string {
 	return n
 }
 
+// Listener is the name of the service's listener: the xds:/// target
+// clients dial.
+func (s *Service) Listener() string { return s.listenerName() }
+
 // GeneratedAddress returns the address of the i-th generated endpoint
 // (from 0): 10.a.b.c where a.b.c is i+1 in base 256. Addresses are unique
 // within a service for i < 2^24-1.

@@ -91,6 +91,10 @@ type Interval struct {
 	Kind   string
 	Start  time.Duration
 	End    time.Duration
+	// Source, for a failure window, labels the fault, restart, backend
+	// event or config change that caused it (Fault.Label); "" when none
+	// of them explains it.
+	Source string
 }
 
 // windowKindPrefix begins the Kind of an Interval that is an RPC failure
@@ -114,11 +118,17 @@ func (in Interval) WindowCause() (c dataplane.Cause, ok bool) {
 // Fault is a span of virtual time in which a fault or scenario event was
 // active.
 type Fault struct {
+	// Kind is KindFault, KindRestart, KindBackend or KindChange.
+	Kind  string
 	Label string
 	Start time.Duration
-	End   time.Duration
-	// Recovery is how long after End the RPC failure windows that overlap
-	// the span went on; 0 when none outlasted it.
+	// End is when it ended; a change's is its time.
+	End time.Duration
+	// Windows is how many RPC failure windows it caused: those whose
+	// root cause it is (ground truth: what it broke, where, when).
+	Windows int
+	// Recovery is how long after End its own failure windows went on; 0
+	// when none outlasted it, or it caused none.
 	Recovery time.Duration
 }
 

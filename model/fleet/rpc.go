@@ -97,7 +97,10 @@ type bucket struct {
 // windowRecord is a closed failure window of one instance.
 type windowRecord struct {
 	inst uint32
-	w    dataplane.Window
+	// source is the index of the incident that caused the window (see
+	// attribute), -1 for none.
+	source int32
+	w      dataplane.Window
 }
 
 func (w *world) bucketAt(t sim.Time) *bucket {
@@ -503,7 +506,7 @@ func (w *world) finish(ii uint32, id uint64, t sim.Time, code codes.Code, cause 
 
 // windowClosed records instance ii's failure window win, which is over.
 func (w *world) windowClosed(ii uint32, win dataplane.Window) {
-	w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, w: win})
+	w.dp.windows = append(w.dp.windows, windowRecord{inst: ii, source: -1, w: win})
 	if w.tracing(ii) {
 		w.traceAt(ii, time.Duration(win.End), TraceEvent{Kind: TraceWindowClose, Since: time.Duration(win.Start),
 			Count: int(win.Failures), Cause: win.Cause(), Rule: ruleWindow})

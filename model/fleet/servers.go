@@ -166,8 +166,8 @@ func (ch *Change) Apply(s *controlplane.Server, initial controlplane.Config, now
 }
 
 // faultSpans labels every fault for the report's shading.
-func (w *world) faultSpans() []Fault {
-	var out []Fault
+func (w *world) faultIncidents() []incident {
+	var out []incident
 	for i := range w.cfg.Faults {
 		f := w.faults.Fault(i)
 		end := time.Duration(f.End())
@@ -182,10 +182,16 @@ func (w *world) faultSpans() []Fault {
 		if len(names) > 0 {
 			where = fmt.Sprint(names)
 		}
-		out = append(out, Fault{Label: fmt.Sprintf("%s %s", f.Kind, where), Start: time.Duration(f.Start), End: end})
+		out = append(out, incident{Fault: Fault{Kind: KindFault, Label: fmt.Sprintf("%s %s", f.Kind, where), Start: time.Duration(f.Start), End: end},
+			groups: f.Groups, servers: f.Servers, causes: xdsCauses})
 	}
 	for _, c := range w.cfg.Changes {
-		out = append(out, Fault{Label: c.label(), Start: c.At, End: c.At})
+		in := incident{Fault: Fault{Kind: KindChange, Label: c.label(), Start: c.At, End: c.At},
+			targets: w.targetsOfService(c.Service), causes: configCauses | dataCauses}
+		if len(c.Servers) > 0 {
+			in.servers = c.Servers
+		}
+		out = append(out, in)
 	}
 	return out
 }

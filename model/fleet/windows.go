@@ -115,23 +115,6 @@ func dataPlaneMetrics(cfg *Config, w *world, add func(string, float64)) {
 	add("failure_windows.max_recovery_seconds", rec)
 }
 
-// recovery is how long after a fault ends the failures it caused go on:
-// the latest end of a window that overlaps the fault, past the fault's end.
-func (w *world) recovery(f Fault) time.Duration {
-	var rec time.Duration
-	for i := range w.dp.windows {
-		win := &w.dp.windows[i].w
-		start, end := time.Duration(win.Start), time.Duration(win.End)
-		if start > f.End+w.cfg.DataPlane.WindowGap {
-			break // sorted by start
-		}
-		if end >= f.Start && end > f.End {
-			rec = max(rec, end-f.End)
-		}
-	}
-	return rec
-}
-
 // dataPlaneSeries are the RPC series, built from what ended in each sample
 // interval and from the failure windows.
 func (w *world) dataPlaneSeries(samples int) []Series {
@@ -301,11 +284,15 @@ func (w *world) windowIntervals() []Interval {
 		r := &w.dp.windows[i]
 		inst := &w.insts[r.inst]
 		g := &w.cfg.Groups[w.clients[inst.client].group]
-		out = append(out, Interval{
+		in := Interval{
 			Entity: fmt.Sprintf("%s/%s", w.clientName(inst.client), g.Targets[inst.target]),
 			Kind:   WindowKind(r.w.Cause()),
 			Start:  time.Duration(r.w.Start), End: time.Duration(r.w.End),
-		})
+		}
+		if r.source >= 0 {
+			in.Source = w.sources[r.source]
+		}
+		out = append(out, in)
 	}
 	return out
 }

@@ -109,6 +109,9 @@ type world struct {
 	rpcs     rpcSlots
 	dp       dpCounters
 	groups   []groupCounters // per group, in Config order
+	// sources labels the incidents windows are attributed to (see
+	// attribute), by index.
+	sources []string
 	// spans are the run's faults with their recovery times, once the
 	// run is over.
 	spans []Fault
@@ -496,34 +499,27 @@ func groupInfo(cfg *Config) []GroupInfo {
 	return out
 }
 
-// faultList is every span in which the scenario injected something, with
-// the time the fleet took to recover from it, sorted by start.
+// faultList is everything the scenario did to the fleet (faults,
+// restarts, backend events, config changes), sorted by start, each with
+// the failure windows it caused and how long after its end they went on.
 func (w *world) faultList() []Fault {
-	var out []Fault
-	for ri, rs := range w.cfg.Restarts {
-		who := "every group"
-		if rs.Group != "" {
-			who = rs.Group
-		}
-		out = append(out, Fault{
-			Label: fmt.Sprintf("restart %d: %g%% of %s", ri, rs.Fraction*100, who),
-			Start: rs.At,
-			End:   min(rs.At+rs.Spread+rs.Downtime, w.cfg.Duration),
-		})
-	}
-	out = append(out, w.faultSpans()...)
-	for _, e := range w.cfg.BackendEvents {
-		end := w.cfg.Duration
-		if e.Duration > 0 {
-			end = min(e.At+e.Duration, end)
-		}
-		out = append(out, Fault{Label: e.Label, Start: e.At, End: end})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
-	for i := range out {
-		out[i].Recovery = w.recovery(out[i])
+	ins := w.incidents()
+	w.attribute(ins)
+	w.sources = make([]string, len(ins))
+	out := make([]Fault, len(ins))
+	for i := range ins {
+		out[i], w.sources[i] = ins[i].Fault, ins[i].Label
 	}
 	return out
+}
+
+// restartLabel names restart ri in outputs.
+func restartLabel(ri int, rs Restart) string {
+	who := "every group"
+	if rs.Group != "" {
+		who = rs.Group
+	}
+	return fmt.Sprintf("restart %d: %g%% of %s", ri, rs.Fraction*100, who)
 }
 
 // resolveChannels gives every group whose channel backoffs are the zero
