@@ -158,7 +158,9 @@ type timeSpec struct {
 }
 
 // extent returns the largest value the chart draws on each axis (stacked
-// areas summed sample by sample) and whether any value is not zero.
+// areas summed sample by sample) and whether any value on its left axis
+// is not zero: the right axis says something about the left one (a
+// retry amplification of 1 when nothing was retried), never on its own.
 func (spec timeSpec) extent() (left, right float64, nonzero bool) {
 	var stacked []float64
 	for _, ln := range spec.lines {
@@ -166,7 +168,7 @@ func (spec timeSpec) extent() (left, right float64, nonzero bool) {
 			if !finite(v) {
 				continue
 			}
-			nonzero = nonzero || v != 0
+			nonzero = nonzero || (v != 0 && !ln.right)
 			switch {
 			case ln.right:
 				right = max(right, v)
@@ -430,11 +432,19 @@ type bar struct {
 
 // barChart builds a bar chart over named categories.
 func barChart(id, title, xName, yName string, categories []string, bars []bar) chart {
+	top := 0.0
+	for _, s := range bars {
+		for _, v := range s.values {
+			if finite(v) {
+				top = max(top, v)
+			}
+		}
+	}
 	b := charts.NewBar()
 	b.SetGlobalOptions(frame(id, title, "axis", true, false)...)
 	b.SetGlobalOptions(
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: xName, NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, Min: 0, Max: niceMax(top)}),
 	)
 	b.SetXAxis(categories)
 	for _, s := range bars {

@@ -45,6 +45,9 @@ type compareView struct {
 	Expect      []compareExpect
 	Note        string
 	Charts      []chart
+	// Empty names the overlays left out because both runs are zero the
+	// whole time.
+	Empty []string
 
 	page
 }
@@ -90,7 +93,7 @@ func comparePage(c *sweep.Comparison) ([]byte, error) {
 	case a.SampleInterval != b.SampleInterval || a.Duration != b.Duration:
 		v.Note = "The two variants sample time differently (duration or sample_interval), so their timelines are not overlaid."
 	default:
-		v.Charts = overlays(a, b)
+		v.Charts, v.Empty = overlays(a, b)
 	}
 	return renderPage("compare.html", compareTemplate, &v, v.Charts)
 }
@@ -105,8 +108,8 @@ func diffCell(s sweep.Stat) string {
 }
 
 // overlays are the time charts of the series both runs have, A and B on
-// one chart each.
-func overlays(a, b *fleet.Results) []chart {
+// one chart each; a series zero the whole time in both is only named.
+func overlays(a, b *fleet.Results) ([]chart, []string) {
 	byName := func(r *fleet.Results) map[string]fleet.Series {
 		m := map[string]fleet.Series{}
 		for _, s := range r.Series {
@@ -117,17 +120,23 @@ func overlays(a, b *fleet.Results) []chart {
 	bs := byName(b)
 	ids := idSet{}
 	var out []chart
+	var empty []string
 	for _, s := range a.Series {
 		t, ok := bs[s.Name]
 		if !ok || !wantOverlay(s.Name) {
 			continue
 		}
-		out = append(out, timeChart(a, timeSpec{
+		spec := timeSpec{
 			id: ids.unique("chart_overlay_" + slug(s.Name)), title: s.Title, left: s.Unit,
 			lines: []line{{name: "A: " + s.Title, values: s.Values, color: colorA}, {name: "B: " + t.Title, values: t.Values, color: colorB}},
-		}))
+		}
+		if _, _, nonzero := spec.extent(); !nonzero {
+			empty = append(empty, s.Title)
+			continue
+		}
+		out = append(out, timeChart(a, spec))
 	}
-	return out
+	return out, empty
 }
 
 func wantOverlay(name string) bool {
@@ -185,6 +194,9 @@ var compareTemplate = pageTemplate("compare", `{{template "head" .}}
   <p class="lead">A in blue, B in red; the faults of A shaded. Every chart zooms with the others.</p>
   {{- end}}
   {{- range .Charts}}{{template "chart" .}}{{end}}
+  {{- if .Empty}}
+  <p class="muted empty">Zero the whole run in both, so not drawn: {{range $i, $e := .Empty}}{{if $i}}; {{end}}{{$e}}{{end}}.</p>
+  {{- end}}
 </section>
 </body>
 </html>

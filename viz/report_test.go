@@ -135,7 +135,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 		"chart_a78_connected", "chart_a78_server_failure", "chart_a78_updates", "chart_a78_resources",
 		"chart_cp_primary_streams", "chart_cp_primary_messages", "chart_cp_primary_load",
 		"chart_cp_fallback_streams", "chart_cp_fallback_messages",
-		"chart_fleet_clients", "chart_retries",
+		"chart_fleet_clients",
 		"chart_window_durations", "chart_histogram_network_connect_backoff",
 	}
 	if slices.ContainsFunc(r.Faults, func(f fleet.Fault) bool { return f.Recovery > 0 }) {
@@ -153,7 +153,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	}
 	// No timer fired and the fallback's queue never held a request: those
 	// charts are named in one line, not drawn.
-	for _, title := range []string{"Does-not-exist timer firings", "fallback: queue depth and response latency"} {
+	for _, title := range []string{"Does-not-exist timer firings", "fallback: queue depth and response latency", "Retries and retry amplification"} {
 		if !regexp.MustCompile(`Zero the whole run, so not drawn: [^<]*` + regexp.QuoteMeta(title)).MatchString(page) {
 			t.Errorf("the page does not say %q was zero the whole run", title)
 		}

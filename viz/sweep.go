@@ -224,16 +224,39 @@ func recommendation(r *sweep.Result) (*pickView, string) {
 	return pv, ""
 }
 
-// sweepSections are the chart sections of sweep.html.
+// flatZero reports whether metric m is zero (or not reported) on every
+// run: a chart of it would show nothing.
+func flatZero(r *sweep.Result, m int) bool {
+	for _, run := range r.Runs {
+		if v := run.Values[m]; finite(v) && v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sweepSections are the chart sections of sweep.html. A metric that is
+// zero on every run is named in one line instead of charted.
 func sweepSections(r *sweep.Result) []section {
 	ids := idSet{}
 	var out []section
+	var zero []string
+	for m, metric := range r.Metrics {
+		if flatZero(r, m) {
+			zero = append(zero, metric)
+		}
+	}
+	charted := func(m int) bool { return !slices.Contains(zero, r.Metrics[m]) }
 	if len(r.Params) > 0 {
 		s := section{ID: "params", Title: "Metrics against params",
 			Lead: "Each metric's mean over the seeds against each param, the bar behind each point its 95 % interval (bootstrap-t, inside the metric's range; up to the chart's top when the runs cannot bound it). " +
 				"One line per value of another param; params not on the chart are pooled. Numeric params are on a value axis (logarithmic when their values are geometric). " +
 				"The recommended setting is marked ◆, points that break a constraint ✕, undecided ones ○."}
+		s.Empty = zero
 		for m := range r.Metrics {
+			if !charted(m) {
+				continue
+			}
 			for a := range r.Params {
 				b := -1
 				if len(r.Params) > 1 {
@@ -251,9 +274,13 @@ func sweepSections(r *sweep.Result) []section {
 		s := section{ID: "heatmaps", Title: "Heatmaps over " + r.Params[0].Key + " × " + r.Params[1].Key,
 			Lead: "Each metric's mean over the seeds for every pair of values of the first two params (others pooled). ◆ the recommended setting, ✕ breaks a constraint, ○ undecided."}
 		for m := range r.Metrics {
-			s.Charts = append(s.Charts, sweepHeatmap(r, ids, m))
+			if charted(m) {
+				s.Charts = append(s.Charts, sweepHeatmap(r, ids, m))
+			}
 		}
-		out = append(out, s)
+		if len(s.Charts) > 0 {
+			out = append(out, s)
+		}
 	}
 	if len(r.Objectives) == 2 {
 		out = append(out, section{ID: "tradeoff", Title: "Trade-off between the objectives",
@@ -486,6 +513,9 @@ func paramChart(r *sweep.Result, ids idSet, m, a, b int) chart {
 		l.MultiSeries[w.series].Data = json.RawMessage("[" + strings.Join(parts, ",") + "]")
 	}
 	legend = append(legend, addMarks(l, marks)...)
+	if finite(top) && top > 0 {
+		l.YAxisList[0].Max = niceMax(top)
+	}
 	return chart{ID: id, Title: title, Height: 340, option: options(l),
 		Runtime: runtimeOpts{Patch: map[string]any{
 			"legend": map[string]any{"data": legend},
@@ -673,11 +703,17 @@ func paretoChart(r *sweep.Result, ids idSet) chart {
 			line = append(line, pt)
 		}
 	}
+	ytop := 0.0
+	for _, s := range r.Settings {
+		if _, y := means(s); finite(y) {
+			ytop = max(ytop, y)
+		}
+	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(frame(id, title, "item", true, false)...)
 	l.SetGlobalOptions(
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: o0, NameLocation: "middle", NameGap: 28, Scale: opts.Bool(true)}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: o1, Scale: opts.Bool(true)}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: o1, Scale: opts.Bool(true), Max: niceMax(ytop)}),
 	)
 	add := func(name string, pts []string, color string, scatter bool) {
 		l.AddSeries(name, nil)
