@@ -58,6 +58,9 @@ type Header struct {
 	Metrics     []string `json:"metrics"`
 	Objectives  []string `json:"objectives"`
 	Constraints []string `json:"constraints"`
+	// ExactRPCs says the runs took every RPC one by one (xdssim sweep
+	// --exact-rpcs, Options.ExactRPCs); shards of a sweep must agree.
+	ExactRPCs bool `json:"exact_rpcs,omitempty"`
 }
 
 // Plan is a resolved sweep: every point of its grid checked, ready to run.

@@ -32,6 +32,9 @@ type Options struct {
 	// MaxEvents, if not 0, stops a run that has handled that many events:
 	// the sweep fails with its *fleet.EventLimitError.
 	MaxEvents uint64
+	// ExactRPCs takes every RPC of every run one by one
+	// (fleet.Options.ExactRPCs).
+	ExactRPCs bool
 }
 
 // workers returns the pool size o asks for.
@@ -60,7 +63,7 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 			return fmt.Errorf("sweep: run %d is out of range (0 to %d)", r, p.Runs()-1)
 		}
 		sets := p.runSets(r)
-		res, err := runScenario(p.src, sets, o.MaxEvents)
+		res, err := runScenario(p.src, sets, o)
 		if err != nil {
 			return fmt.Errorf("sweep run %d (%v): %w", r, sets, err)
 		}
@@ -75,14 +78,14 @@ func (p *Plan) Execute(indices []int, o Options) ([]Run, error) {
 }
 
 // runScenario resolves and runs the scenario with the overrides, stopping
-// at maxEvents (0: no bound). The world the run built is garbage once it
-// returns; only its Results live on.
-func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet.Results, error) {
+// at o.MaxEvents (0: no bound), its RPCs exact if o says so. The world the
+// run built is garbage once it returns; only its Results live on.
+func runScenario(src *scenarios.Source, sets []string, o Options) (*fleet.Results, error) {
 	s, err := scenarios.Parse(src, sets)
 	if err != nil {
 		return nil, err
 	}
-	return fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: maxEvents})
+	return fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: o.MaxEvents, ExactRPCs: o.ExactRPCs})
 }
 
 // values returns the run's value of each metric, NaN where it has none.

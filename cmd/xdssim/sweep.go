@@ -51,7 +51,7 @@ threshold with its 95 % interval.`,
 		{name: "find", arg: "key=lo..hi", doc: "bisect key between lo and hi for where the --constraint stops holding, seed by seed"},
 		{name: "steps", arg: "N", doc: "bisection steps of --find (default 8)"},
 		{name: "quiet", doc: "print no progress and no table, only the best point and where the outputs went"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	exec: cmdSweep,
 }
@@ -185,6 +185,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		return inputError{err}
 	}
+	plan.ExactRPCs = vals.given("exact-rpcs")
 	est := plan.Worst // NewPlan parsed every point
 	lim, err := sweepLimits(vals, est, plan.Runs(), workers)
 	if err != nil {
@@ -221,7 +222,8 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	bar := newSweepProgress(stderr, quiet)
 	start := time.Now()
-	runs, err := plan.Execute(indices, sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
+	runs, err := plan.Execute(indices, sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events,
+		ExactRPCs: plan.ExactRPCs})
 	bar.done()
 	if err != nil {
 		return boundedErr(err, est)
@@ -285,7 +287,7 @@ func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr i
 				fmt.Fprintf(stdout, ": %s = %s", m, p.Stats[i].Text(fmtNum, "-"))
 			}
 		}
-		fmt.Fprintf(stdout, "\nreproduce: %s\n", scenarios.Command("run", ref, res.Seeds[0], res.BestSets()))
+		fmt.Fprintf(stdout, "\nreproduce: %s\n", exactFlag(scenarios.Command("run", ref, res.Seeds[0], res.BestSets()), res.ExactRPCs))
 	}
 	fmt.Fprintln(stdout, filepath.Join(out, "sweep.html"))
 	if len(res.Constraints) > 0 && !res.Feasible() {

@@ -107,8 +107,11 @@ type world struct {
 	clusters []clusterRef
 	keyBuf   []byte
 	rpcs     rpcSlots
-	dp       dpCounters
-	groups   []groupCounters // per group, in Config order
+	// flying and ages are settleSteady's scratch (steady.go).
+	flying []flight
+	ages   []time.Duration
+	dp     dpCounters
+	groups []groupCounters // per group, in Config order
 	// spans are the run's faults with their recovery times, once the
 	// run is over.
 	spans []Fault
@@ -442,7 +445,7 @@ func (w *world) results() *Results {
 	end := sim.Time(0).Add(w.cfg.Duration)
 	for ii := range w.insts {
 		if w.insts[ii].steady {
-			w.settleSteady(uint32(ii), end)
+			w.settleSteady(uint32(ii), end, false)
 		}
 	}
 	w.closeWindows()
