@@ -96,8 +96,8 @@ func TestTraceWithExactRPCsTellsEveryRPC(t *testing.T) {
 		if bulk := strings.Contains(stdout, "went at once to READY backends"); bulk == exact {
 			t.Errorf("--exact-rpcs %v: a line of RPCs accounted in bulk: %v, want %v", exact, bulk, !exact)
 		}
-		if ones := strings.Contains(stdout, "more RPCs like"); ones != exact {
-			t.Errorf("--exact-rpcs %v: RPCs told one by one: %v, want %v", exact, ones, exact)
+		if exact && !strings.Contains(stdout, "more RPCs like") {
+			t.Errorf("--exact-rpcs: the steady RPCs are not told one by one (folded into a count):\n%s", stdout)
 		}
 	}
 }

@@ -172,11 +172,29 @@ func (w *world) startRPCs(ii uint32) {
 	if load.ThrottleMaxTokens > 0 {
 		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
 	}
-	rng := w.clients[inst.client].rng
-	mean := load.interval()
-	first := rng.Exp(mean)
-	if load.Constant {
-		first = time.Duration(rng.Uniform(0, float64(mean)))
+	// A channel to an xds:/// target starts IDLE; the application's first
+	// RPC on it starts the xDS resolver (whose watch the XdsClient begins
+	// as the client starts) and waits in the channel for the first
+	// resolver result, wait_for_ready or not: grpc-go NewClient ("Use of
+	// the ClientConn for RPCs will automatically cause it to connect"),
+	// newClientStream (idlenessMgr.OnCallBegin, then
+	// waitForResolvedAddrs); grpc-java ManagedChannelImpl
+	// RealChannel.newCall (exitIdleMode, then a pending call until the
+	// first config selector); C-core client_channel_filter.cc
+	// StartTransportStreamOpBatch (an IDLE channel starts resolving) and
+	// CheckResolution (no resolver result yet: the call is queued). So
+	// the first RPC goes as the client starts. RandomStart puts it at a
+	// random phase of the arrivals instead, as for an application that
+	// connected its channel beforehand and whose load does not start
+	// with it.
+	var first time.Duration
+	if load.RandomStart {
+		rng := w.clients[inst.client].rng
+		mean := load.interval()
+		first = rng.Exp(mean)
+		if load.Constant {
+			first = time.Duration(rng.Uniform(0, float64(mean)))
+		}
 	}
 	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }
