@@ -211,13 +211,13 @@ func (ch *Channel) SessionsEnd(lifetime time.Duration) sim.Time {
 // they do not share one (a slow backend among others) or there is no
 // such endpoint: an RPC's chance of being in flight a while after it
 // began is then not the same whichever backend it went to.
-func (ch *Channel) ServiceTime(ci int, b *Backends) (sim.Dist, bool) {
-	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
+func (c *Config) ServiceTime(ci int, b *Backends) (sim.Dist, bool) {
+	if c == nil || ci < 0 || ci >= len(c.Clusters) {
 		return sim.Dist{}, false
 	}
 	var d sim.Dist
 	n := 0
-	for _, e := range ch.cfg.Clusters[ci].Endpoints {
+	for _, e := range c.Clusters[ci].Endpoints {
 		if !childUsable(e.Health) {
 			continue
 		}

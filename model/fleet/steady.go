@@ -65,7 +65,7 @@ func (w *world) steadyEligible(ii uint32) bool {
 	if !inst.ch.Steady(&env, ci, load.Deadline, sessions) {
 		return false
 	}
-	if _, ok := inst.ch.ServiceTime(ci, &w.backends); !ok {
+	if _, ok := cfg.ServiceTime(ci, &w.backends); !ok {
 		return false // settleSteady draws every RPC's service time alike
 	}
 	if sessions {
@@ -96,19 +96,26 @@ func (w *world) enterSteady(ii uint32) {
 }
 
 // steadyAcross switches steady instance ii to config cfg, when its RPCs
-// carry no session on either config, and reports whether it did: its bulk
-// run then goes on if the channel is steady with cfg too (as when a
-// rolling deploy replaces one endpoint with another), and ends otherwise.
-// Either way the run's RPCs are accounted for with cfg's policy state
-// (which backend each went to changes no outcome).
+// carry no session on either config and its backends answer in the same
+// service time on both, and reports whether it did: its bulk run then
+// goes on if the channel is steady with cfg too (as when a rolling deploy
+// replaces one endpoint with another), and ends otherwise. Either way the
+// run's RPCs are accounted for with cfg's policy state (which backend
+// each went to changes no outcome) and service time (the same).
 func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
 	inst := &w.insts[ii]
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	if _, sessions, ok := steadyRoute(inst.ch.Config(), load); !ok || sessions {
+	was, sessions, ok := steadyRoute(inst.ch.Config(), load)
+	if !ok || sessions {
 		return false
 	}
-	if _, sessions, ok := steadyRoute(cfg, load); !ok || sessions {
+	ci, sessions, ok := steadyRoute(cfg, load)
+	if !ok || sessions {
 		return false
+	}
+	before, _ := inst.ch.Config().ServiceTime(was, &w.backends)
+	if after, ok := cfg.ServiceTime(ci, &w.backends); !ok || after != before {
+		return false // settleSteady reads the service time of the config it ends on
 	}
 	inst.ch.SetConfig(cfg, w.kernel.Now())
 	if !w.steadyEligible(ii) {
@@ -181,7 +188,7 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	from := inst.steadyFrom
 	gap := load.interval()
 	ci, sessions, _ := steadyRoute(inst.ch.Config(), load)
-	st, _ := inst.ch.ServiceTime(ci, &w.backends) // shared: steadyEligible checked
+	st, _ := inst.ch.Config().ServiceTime(ci, &w.backends) // shared: steadyEligible checked it, steadyAcross kept it
 	delay := st.Mean()
 	iv := sim.Time(w.cfg.SampleInterval)
 	fly := w.flying[:0]
