@@ -21,6 +21,9 @@ type RPC struct {
 	Rate float64 `toml:"rate"`
 	// Arrival is poisson or constant.
 	Arrival string `toml:"arrival"`
+	// Start is when a client's first RPC goes: immediate (as it starts)
+	// or random (at a random phase of the arrivals).
+	Start string `toml:"start"`
 	// Deadline is each RPC's deadline; 0s means none.
 	Deadline time.Duration `toml:"deadline"`
 	// Method is the method path, matched against a session cookie's path.
@@ -92,6 +95,7 @@ type Session struct {
 func (r *RPC) setDefaults() {
 	r.Rate = 1
 	r.Arrival = "poisson"
+	r.Start = "immediate"
 	r.Deadline = time.Second
 	r.Method = "/xdssim.Echo/Call"
 	r.ThrottleTokenRatio = 0.1
@@ -159,6 +163,7 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		r := g.RPC
 		c.check(r.Rate >= 0 && r.Rate <= 1e6, p+".rate", "expected RPCs per second from 0 to 1e6, found %v", r.Rate)
 		c.check(r.Arrival == "poisson" || r.Arrival == "constant", p+".arrival", "expected poisson or constant, found %q", r.Arrival)
+		c.check(r.Start == "immediate" || r.Start == "random", p+".start", "expected immediate or random, found %q", r.Start)
 		c.check(r.Deadline >= 0, p+".deadline", "expected a duration >= 0 (0s: no deadline), found %s", r.Deadline)
 		c.check(strings.HasPrefix(r.Method, "/"), p+".method", "expected a method path like \"/pkg.Service/Method\", found %q", r.Method)
 		c.check(r.Sessions >= 0 && r.Sessions <= 1000, p+".sessions", "expected a number from 0 to 1000, found %d", r.Sessions)
@@ -276,7 +281,7 @@ func (s *Scenario) dataPlaneConfig(cfg *fleet.Config) {
 		// A55 comes with the stateful-session filter, which a what-if may
 		// give a profile through profile_fields.http_filters.
 		fg.DataPlane.A55 = fg.Profile.FilterSet().StatefulSession()
-		fg.RPC = fleet.RPCLoad{Rate: r.Rate, Constant: r.Arrival == "constant", Deadline: r.Deadline, Method: r.Method,
+		fg.RPC = fleet.RPCLoad{Rate: r.Rate, Constant: r.Arrival == "constant", RandomStart: r.Start == "random", Deadline: r.Deadline, Method: r.Method,
 			Sessions: r.Sessions, SessionRPCs: uint32(max(r.SessionRPCs, 0)), SessionLifetime: r.SessionLifetime,
 			ThrottleMaxTokens: r.ThrottleMaxTokens, ThrottleTokenRatio: r.ThrottleTokenRatio}
 	}

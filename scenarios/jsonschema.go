@@ -233,6 +233,7 @@ var keyConstraints = map[string]constraint{
 	"fleet.group[].profile_fields":                               {enum: xdsclient.FieldNames},
 	"fleet.group[].rpc.rate":                                     {min: f(0), max: f(1e6)},
 	"fleet.group[].rpc.arrival":                                  {enum: list("poisson", "constant")},
+	"fleet.group[].rpc.start":                                    {enum: list("immediate", "random")},
 	"fleet.group[].rpc.sessions":                                 {min: f(0), max: f(1000)},
 	"fleet.group[].rpc.session_rpcs":                             {min: f(0), max: f(math.MaxUint32)},
 	"fleet.group[].rpc.throttle_max_tokens":                      {min: f(0), max: f(1000)},

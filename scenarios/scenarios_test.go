@@ -31,7 +31,7 @@ func TestDefaultsAreAppliedToKeysLeftOut(t *testing.T) {
 		Fleet: Fleet{
 			Groups: []Group{{Name: "group-0", Clients: 3, Profile: "grpc-go", ProfileFields: map[string]string{},
 				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{},
-				RPC: RPC{Rate: 1, Arrival: "poisson", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1},
+				RPC: RPC{Rate: 1, Arrival: "poisson", Start: "immediate", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1},
 				// grpc-go's channels (network.GRPCGoBackoffConfig, XDSKeepalive).
 				XDSChannel: Channel{BackoffSchedule: "grpc-go", InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2,
 					MaxBackoff: 120 * time.Second, MinConnectTimeout: 20 * time.Second},

@@ -142,6 +142,81 @@ func (d Dist) Bound() (time.Duration, bool) {
 	return d.a, true
 }
 
+// Survival returns the probability that a draw of d is longer than x:
+// P(S > x), the share of durations that have not ended x after they began.
+func (d Dist) Survival(x time.Duration) float64 {
+	switch d.kind {
+	case distUniform:
+		switch {
+		case x < d.a:
+			return 1
+		case x >= d.b:
+			return 0
+		}
+		return float64(d.b-x) / float64(d.b-d.a)
+	case distExponential:
+		if x < 0 {
+			return 1
+		}
+		if d.a == 0 {
+			return 0
+		}
+		return math.Exp(-float64(x) / float64(d.a))
+	case distLogNormal:
+		if x <= 0 {
+			return 1
+		}
+		if d.sigma == 0 {
+			return boolProb(x < d.a)
+		}
+		return normalTail((math.Log(float64(x)) - d.mu) / d.sigma)
+	}
+	return boolProb(x < d.a)
+}
+
+// SampleAbove draws a duration from d conditioned on its being longer than
+// x, using r: the remaining life of something that began x ago and has not
+// ended. Survival(x) must be above 0. It is inverse-transform sampling of
+// the conditional distribution, except for the exponential, which is
+// memoryless (x plus a fresh draw).
+func (d Dist) SampleAbove(r *Rand, x time.Duration) time.Duration {
+	var s time.Duration
+	switch d.kind {
+	case distUniform:
+		lo := max(float64(d.a), float64(x))
+		s = DurationOf(lo + (float64(d.b)-lo)*r.Float64())
+	case distExponential:
+		s = max(x, 0) + d.Sample(r)
+	case distLogNormal:
+		if d.sigma == 0 {
+			return d.a
+		}
+		// The upper tail beyond x has probability q; a draw of it is the
+		// standard normal quantile of 1 - v for v uniform in (0, q],
+		// taken from erfcinv so that a far tail keeps its precision.
+		lo := -math.MaxFloat64
+		if x > 0 {
+			lo = (math.Log(float64(x)) - d.mu) / d.sigma
+		}
+		v := (1 - r.Float64()) * normalTail(lo)
+		s = DurationOf(math.Exp(d.mu + d.sigma*math.Sqrt2*math.Erfcinv(2*v)))
+	default:
+		return d.a
+	}
+	return max(s, x+1) // rounded to the nanosecond, still longer than x
+}
+
+// normalTail is the standard normal distribution's upper tail at z,
+// P(Z > z).
+func normalTail(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
+
+func boolProb(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Poisson draws a Poisson-distributed count with the given mean from r:
 // how many events of a Poisson process of that mean number fall in an
 // interval. A mean that is not positive yields 0.

@@ -231,3 +231,100 @@ func TestPoissonHasItsMeanAndVariance(t *testing.T) {
 		t.Error("a mean that is not positive yielded events")
 	}
 }
+
+// TestSurvivalIsTheShareOfLongerDraws checks Survival against the share of
+// 100 000 draws longer than x, at points below, inside and past each
+// distribution's range (within 5 standard errors of a binomial share).
+func TestSurvivalIsTheShareOfLongerDraws(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		d  Dist
+		xs []time.Duration
+	}{
+		{Constant(3 * ms), []time.Duration{0, 2 * ms, 3 * ms, 4 * ms}},
+		{UniformDist(10*ms, 30*ms), []time.Duration{5 * ms, 10 * ms, 15 * ms, 29 * ms, 30 * ms, 40 * ms}},
+		{Exponential(100 * ms), []time.Duration{-ms, 0, 10 * ms, 100 * ms, 300 * ms}},
+		{Exponential(0), []time.Duration{0, ms}},
+		{LogNormal(10*ms, 80*ms), []time.Duration{0, ms, 10 * ms, 40 * ms, 80 * ms, 200 * ms}},
+		{LogNormal(10*ms, 10*ms), []time.Duration{9 * ms, 10 * ms}},
+	} {
+		t.Run(tt.d.String(), func(t *testing.T) {
+			const n = 100_000
+			r := NewStream(3, "survival")
+			draws := make([]time.Duration, n)
+			for i := range draws {
+				draws[i] = tt.d.Sample(r)
+			}
+			for _, x := range tt.xs {
+				longer := 0
+				for _, s := range draws {
+					if s > x {
+						longer++
+					}
+				}
+				p := tt.d.Survival(x)
+				share := float64(longer) / n
+				if se := math.Sqrt(p * (1 - p) / n); math.Abs(share-p) > 5*se+1e-9 {
+					t.Errorf("Survival(%v) = %.5f; %.5f of the draws are longer", x, p, share)
+				}
+			}
+		})
+	}
+}
+
+// TestSampleAboveIsTheConditionalDraw checks SampleAbove(x) against draws
+// of Sample kept only when longer than x (rejection sampling, the
+// definition of the conditional distribution): every draw is longer than
+// x, and the two samples' means and medians agree within a few percent.
+func TestSampleAboveIsTheConditionalDraw(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		d Dist
+		x time.Duration
+	}{
+		{Constant(3 * ms), 2 * ms},
+		{UniformDist(10*ms, 30*ms), 5 * ms},
+		{UniformDist(10*ms, 30*ms), 22 * ms},
+		{Exponential(100 * ms), 0},
+		{Exponential(100 * ms), 250 * ms},
+		{LogNormal(10*ms, 80*ms), 0},
+		{LogNormal(10*ms, 80*ms), 5 * ms},
+		{LogNormal(10*ms, 80*ms), 60 * ms},
+		{LogNormal(10*ms, 10*ms), 9 * ms},
+	} {
+		t.Run(tt.d.String()+">"+tt.x.String(), func(t *testing.T) {
+			const n = 40_000
+			r := NewStream(5, "above")
+			var above, kept []float64
+			for len(kept) < n {
+				if s := tt.d.Sample(r); s > tt.x {
+					kept = append(kept, float64(s))
+				}
+			}
+			for range n {
+				s := tt.d.SampleAbove(r, tt.x)
+				if s <= tt.x {
+					t.Fatalf("SampleAbove(%v) = %v, not longer", tt.x, s)
+				}
+				above = append(above, float64(s))
+			}
+			slices.Sort(above)
+			slices.Sort(kept)
+			mean := func(xs []float64) float64 {
+				var s float64
+				for _, x := range xs {
+					s += x
+				}
+				return s / float64(len(xs))
+			}
+			for _, c := range []struct {
+				what      string
+				got, want float64
+			}{{"mean", mean(above), mean(kept)}, {"median", above[n/2], kept[n/2]}} {
+				if math.Abs(c.got-c.want) > 0.03*c.want {
+					t.Errorf("%s %v, rejection sampling's %v", c.what, time.Duration(c.got), time.Duration(c.want))
+				}
+			}
+		})
+	}
+}

@@ -63,6 +63,21 @@ func fnv1a(s string) uint64 {
 	return h
 }
 
+// Reseed makes r the stream seeded with seed (mixed as NewStream mixes
+// its key). A model that draws a varying number of values for a rare
+// event draws them from a scratch stream reseeded from that event's
+// identity (its entity, its time), leaving its entity's own stream as it
+// was: runs that differ only in that event stay paired draw for draw
+// (common random numbers), and a run that never draws for it draws the
+// same.
+func (r *Rand) Reseed(seed uint64) {
+	s := mix64(seed + golden)
+	r.pcg.Seed(mix64(s+golden), mix64(s+golden+golden))
+	if r.r == (rand.Rand{}) {
+		r.r = *rand.New(&r.pcg)
+	}
+}
+
 // Float64 returns a uniform float64 in [0, 1).
 func (r *Rand) Float64() float64 { return r.r.Float64() }
 

@@ -106,7 +106,7 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 	err := forEach(2*len(seeds), o, func(j int) error {
 		v, k := []Variant{a, b}[j%2], j/2
 		sets := append(slices.Clone(v.Sets), "seed="+strconv.FormatUint(seeds[k], 10))
-		r, br, err := runScenario(v.Src, sets, o.MaxEvents)
+		r, br, err := runScenario(v.Src, sets, o)
 		if err != nil {
 			return fmt.Errorf("%s, seed %d: %w", v.Name, seeds[k], err)
 		}

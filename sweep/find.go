@@ -232,7 +232,7 @@ func RunFind(src *scenarios.Source, sets []string, f Find, o Options) (*FindResu
 		err := forEach(len(batch), o, func(i int) error {
 			p := batch[i]
 			s := append(slices.Clone(sets), f.Key+"="+sc.text(p.x), "seed="+strconv.FormatUint(f.Seeds[p.seed], 10))
-			r, _, err := runScenario(src, s, o.MaxEvents)
+			r, _, err := runScenario(src, s, o)
 			if err != nil {
 				return fmt.Errorf("--find run of %v: %w", s, err)
 			}

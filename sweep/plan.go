@@ -76,6 +76,9 @@ type Header struct {
 	// Expect are the scenario's expectations ([[expect]]), each counted
 	// per point.
 	Expect []string `json:"expect"`
+	// ExactRPCs says the runs took every RPC one by one (xdssim sweep
+	// --exact-rpcs, Options.ExactRPCs); shards of a sweep must agree.
+	ExactRPCs bool `json:"exact_rpcs,omitempty"`
 }
 
 // Plan is a resolved sweep: every point of its grid checked, ready to run.

@@ -41,6 +41,9 @@ type Options struct {
 	// Round, if set, is called before each round of added seeds with the
 	// runs made so far and the runs the round adds.
 	Round func(done, adding int)
+	// ExactRPCs takes every RPC of every run one by one
+	// (fleet.Options.ExactRPCs).
+	ExactRPCs bool
 }
 
 // workers returns the pool size o asks for.
@@ -133,7 +136,7 @@ func (p *Plan) execute(jobs []job, o Options) ([]Run, error) {
 	err := forEach(len(jobs), o, func(k int) error {
 		j := jobs[k]
 		sets := p.runSets(j.point, j.seed)
-		res, breached, err := runScenario(p.src, sets, o.MaxEvents)
+		res, breached, err := runScenario(p.src, sets, o)
 		if err != nil {
 			return fmt.Errorf("sweep run %d (%v): %w", j.index, sets, err)
 		}
@@ -147,15 +150,16 @@ func (p *Plan) execute(jobs []job, o Options) ([]Run, error) {
 }
 
 // runScenario resolves and runs the scenario with the overrides, stopping
-// at maxEvents (0: no bound), and returns its Results and the indices of
-// the scenario's expectations it breached. The world the run built is
-// garbage once it returns; only its Results live on.
-func runScenario(src *scenarios.Source, sets []string, maxEvents uint64) (*fleet.Results, []int, error) {
+// at o.MaxEvents (0: no bound), its RPCs exact if o says so, and returns
+// its Results and the indices of the scenario's expectations it
+// breached. The world the run built is garbage once it returns; only its
+// Results live on.
+func runScenario(src *scenarios.Source, sets []string, o Options) (*fleet.Results, []int, error) {
 	s, err := scenarios.Parse(src, sets)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: maxEvents})
+	r, err := fleet.Run(s.FleetConfig(), fleet.Options{MaxEvents: o.MaxEvents, ExactRPCs: o.ExactRPCs})
 	if err != nil {
 		return nil, nil, err
 	}

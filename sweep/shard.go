@@ -104,7 +104,7 @@ func Merge(files []ShardFile) (*Result, error) {
 		case head == nil:
 			head, h, n = hb, s.Header, s.Shards
 		case !bytes.Equal(hb, head):
-			return nil, fmt.Errorf("merge: %s is a shard of another sweep than %s (their scenario, params, seeds or metrics differ)", f.Name, files[0].Name)
+			return nil, fmt.Errorf("merge: %s is a shard of another sweep than %s (their scenario, params, seeds, metrics or --exact-rpcs differ)", f.Name, files[0].Name)
 		case s.Shards != n:
 			return nil, fmt.Errorf("merge: %s is shard %d of %d, but %s is of %d", f.Name, s.Shard, s.Shards, files[0].Name, n)
 		}

@@ -160,3 +160,21 @@ func Signed(s Stat) string {
 	}
 	return t
 }
+
+// Reproduce returns the `xdssim run` command, for the scenario named ref,
+// that reproduces the recommended setting under its hardest condition on
+// the first seed, and that condition's overrides; "" without a
+// recommendation.
+func (r *Result) Reproduce(ref string) (cmd string, condition []string) {
+	if r.Robust.Best < 0 {
+		return "", nil
+	}
+	c := r.Hardest(r.Robust.Best)
+	sets := append(slices.Clone(r.Sets), r.SettingSets(r.Robust.Best)...)
+	condition = r.ConditionSets(c)
+	cmd = scenarios.Command("run", ref, r.Seeds[0], append(sets, condition...))
+	if r.ExactRPCs {
+		cmd += " --exact-rpcs"
+	}
+	return cmd, condition
+}

@@ -218,9 +218,7 @@ func recommendation(r *sweep.Result) (*pickView, string) {
 		pv.RunnerUp = r.VerdictText(p.RunnerUp) + ": " + sweep.Signed(p.Diff) + " (runner-up − recommended, paired by seed)"
 	}
 	pv.Tied, pv.Better = r.VerdictsText(p.Tied), r.SettingsText(p.Better)
-	c := r.Hardest(p.Best)
-	sets := append(slices.Clone(r.Sets), r.SettingSets(p.Best)...)
-	pv.Reproduce = scenarios.Command("run", r.Scenario, r.Seeds[0], append(sets, r.ConditionSets(c)...))
+	pv.Reproduce, _ = r.Reproduce(r.Scenario)
 	return pv, ""
 }
 

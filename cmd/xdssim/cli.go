@@ -146,7 +146,7 @@ the command that reproduces the run.`,
 		{name: "metrics-start", arg: "TIME", doc: "the wall-clock time virtual time 0 stands for in --metrics (RFC 3339; default 1970-01-01T00:00:00Z)"},
 		{name: "cpuprofile", arg: "FILE", doc: "write a CPU profile of the run to FILE", file: true},
 		{name: "memprofile", arg: "FILE", doc: "write a heap profile at the end of the run to FILE", file: true},
-		flagMaxMemory, flagMaxEvents, flagForce,
+		flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	run: cmdRun,
 }
@@ -198,6 +198,8 @@ type runFlags struct {
 	// maxMemory, maxEvents and force bound the run's cost.
 	maxMemory, maxEvents string
 	force                bool
+	// exactRPCs is run's --exact-rpcs.
+	exactRPCs bool
 }
 
 type setFlag struct{ sets *[]string }
@@ -223,6 +225,7 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 		fs.BoolVar(&f.quiet, "quiet", false, "")
 		fs.StringVar(&f.metrics, "metrics", "", "")
 		fs.StringVar(&f.metricsStart, "metrics-start", "", "")
+		fs.BoolVar(&f.exactRPCs, "exact-rpcs", false, "")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -443,6 +446,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		},
 		MaxEvents: lim.events,
 		Events:    func(n uint64, now time.Duration) { watch.update(n, now, cfg.Duration) },
+		ExactRPCs: f.exactRPCs,
 	})
 	if err != nil {
 		bar.done()
@@ -491,7 +495,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if n := viz.Breached(expectations); n > 0 {
 		ref := scenarioRef(f.args)
 		fmt.Fprintf(stderr, "xdssim: breached with seed %d; reproduce: %s\nxdssim: find a smaller scenario that breaches it: %s\n",
-			s.Seed, scenarios.Command("run", ref, s.Seed, f.sets), scenarios.Command("shrink", ref, s.Seed, f.sets))
+			s.Seed, exactFlag(scenarios.Command("run", ref, s.Seed, f.sets), f.exactRPCs),
+			exactFlag(scenarios.Command("shrink", ref, s.Seed, f.sets), f.exactRPCs))
 		return breachedError{breached: n, total: len(expectations)}
 	}
 	return nil

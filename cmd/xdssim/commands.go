@@ -70,6 +70,9 @@ type flagDoc struct {
 var (
 	flagSeed = flagDoc{name: "seed", arg: "N", doc: "the run seed (overrides the scenario's seed)"}
 	flagSet  = flagDoc{name: "set", arg: "key=value", doc: "override any scenario key by its path, e.g. --set fleet.group[0].clients=500 (repeatable)"}
+	// flagExactRPCs turns off the bulk accounting of steady RPCs
+	// (docs/performance.md, "Steady RPCs in bulk").
+	flagExactRPCs = flagDoc{name: "exact-rpcs", doc: "take every RPC one by one instead of accounting steady RPCs in bulk: another sample of the same distribution, several times slower, to check a figure without the bulk path"}
 )
 
 // commands are xdssim's subcommands, in the order help lists them.
@@ -345,6 +348,15 @@ func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*sc
 		return nil, lim, err
 	}
 	return s, lim, nil
+}
+
+// exactFlag appends --exact-rpcs to the command line cmd when exact is
+// set, so that a run it reproduces takes its RPCs as the original did.
+func exactFlag(cmd string, exact bool) string {
+	if exact {
+		return cmd + " --exact-rpcs"
+	}
+	return cmd
 }
 
 // limitFlags are the --max-memory, --max-events and --force of vals.

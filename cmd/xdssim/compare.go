@@ -39,7 +39,7 @@ written; any breach exits 3 after the outputs are written.`,
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
 		{name: "quiet", doc: "print only where the report went"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	exec: cmdCompare,
 }
@@ -126,7 +126,8 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)
 	bar := newSweepProgress(stderr, vals.given("quiet"))
 	start := time.Now()
-	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events})
+	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events,
+		ExactRPCs: vals.given("exact-rpcs")})
 	bar.done()
 	if err != nil {
 		return runErr(err, est)

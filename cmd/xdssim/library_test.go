@@ -44,6 +44,24 @@ func keepsFullSize(t *testing.T, data []byte) bool {
 	return keep
 }
 
+// openReduced opens library scenario name and returns it, resolved at its
+// full size, and the overrides of its reduced size (none if it keeps its
+// full size).
+func openReduced(t *testing.T, name string) (src *scenarios.Source, full *scenarios.Scenario, sets []string) {
+	t.Helper()
+	src, err := scenarios.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full, err = scenarios.Parse(src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !keepsFullSize(t, src.Data) {
+		sets = reduced(full)
+	}
+	return src, full, sets
+}
+
 // reduced returns the --set overrides that scale the scenario's fleet
 // down for the reduced-size test.
 func reduced(s *scenarios.Scenario) []string {
@@ -86,20 +104,9 @@ func TestLibraryScenariosAtReducedSize(t *testing.T) {
 	for _, e := range scenarios.Library() {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
-			src, err := scenarios.Open(e.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			full, err := scenarios.Parse(src, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, full, sets := openReduced(t, e.Name)
 			if len(full.Expect) == 0 {
 				t.Fatal("a library scenario must carry expectations ([[expect]])")
-			}
-			var sets []string
-			if !keepsFullSize(t, src.Data) {
-				sets = reduced(full)
 			}
 			first, exps := runSummary(t, src, sets)
 			if n := viz.Breached(exps); n > 0 {

@@ -32,7 +32,7 @@ command that reproduces it.`,
 		{name: "expect", arg: "METRIC|N", doc: "the expectation to keep breached: its metric path, or its index among [[expect]] (default: the first breached)"},
 		{name: "out", arg: "FILE", doc: "where to write the smaller scenario (default ./<name>-shrunk.toml)", file: true},
 		{name: "max-runs", arg: "N", doc: "stop after N runs, with the smallest scenario found by then (default 500)"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	exec: cmdShrink,
 }
@@ -51,8 +51,9 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if len(s.Expect) == 0 {
 		return badInput("shrink: %s has no expectation ([[expect]]) to keep breached", s.Name)
 	}
+	exact := vals.given("exact-rpcs")
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: shrinking\n", s.Name, s.Seed)
-	res, err := runBounded(lim, s, s.FleetConfig(), fleet.Options{})
+	res, err := runBounded(lim, s, s.FleetConfig(), fleet.Options{ExactRPCs: exact})
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		Fails: func(c *scenarios.Scenario) (bool, error) {
 			// A candidate stopped at --max-events did not breach: a
 			// smaller scenario that loops is no reproduction.
-			r, err := runBounded(lim, c, c.FleetConfig(), fleet.Options{})
+			r, err := runBounded(lim, c, c.FleetConfig(), fleet.Options{ExactRPCs: exact})
 			var stopped eventLimitError
 			if errors.As(err, &stopped) {
 				return false, nil
@@ -92,7 +93,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	final, err := runBounded(lim, small, small.FleetConfig(), fleet.Options{})
+	final, err := runBounded(lim, small, small.FleetConfig(), fleet.Options{ExactRPCs: exact})
 	if err != nil {
 		return err
 	}
@@ -104,10 +105,10 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	sizes := sizeString(c0, g0, e0, d0) + " → " + sizeString(c1, g1, e1, d1)
 	header := []string{
-		fmt.Sprintf("Shrunk by: %s", scenarios.Command("shrink", scenarioRef(pos), s.Seed, vals["set"])),
+		fmt.Sprintf("Shrunk by: %s", exactFlag(scenarios.Command("shrink", scenarioRef(pos), s.Seed, vals["set"]), exact)),
 		fmt.Sprintf("It still breaches expect %s %s: %s here, %s in the original.", got.Metric, got.Bound(), formatValue(got.Value), formatValue(orig.Value)),
 		fmt.Sprintf("%s, in %d runs.", sizes, st.Runs),
-		fmt.Sprintf("Reproduce: %s", scenarios.Command("run", out, small.Seed, nil)),
+		fmt.Sprintf("Reproduce: %s", exactFlag(scenarios.Command("run", out, small.Seed, nil), exact)),
 	}
 	if st.Exhausted {
 		header = append(header, fmt.Sprintf("Stopped at --max-runs %d: a smaller scenario may still breach it.", maxRuns))
@@ -126,7 +127,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("shrink: the shrunk scenario %s no longer breaches expect %s", out, got.Metric)
 	}
 	fmt.Fprintln(stdout, out)
-	fmt.Fprintln(stdout, scenarios.Command("run", out, small.Seed, nil))
+	fmt.Fprintln(stdout, exactFlag(scenarios.Command("run", out, small.Seed, nil), exact))
 	return nil
 }
 

@@ -3,85 +3,220 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
 	"github.com/xdssim/xdssim/viz"
 )
 
-// steadySeeds is how many seeds each side of the comparison runs.
-const steadySeeds = 6
-
 // steadyMetrics are the figures a bulk run of steady RPCs must leave
-// unchanged in distribution: how many RPCs, failures and retries, and the
-// failure windows they make.
+// unchanged in distribution: how many RPCs, how they ended and how many
+// had no outcome (unanswered: in flight when their client stopped or the
+// run ended), failures and retries, and the failure windows they make.
 var steadyMetrics = []string{
-	"rpc.total", "rpc.failed", "retries.attempts", "sessions.started",
+	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "sessions.started",
 	"failure_windows.count", "failure_windows.client_seconds",
 }
 
-// TestSteadyRPCsAreStatisticallyTheExactOnes runs every library scenario
-// (at the reduced size of TestLibraryScenariosAtReducedSize) on several
-// seeds with steady RPCs accounted in bulk and with every RPC taken one by
-// one (fleet.Options.ExactRPCs), and checks each headline figure of the
-// RPCs: the two means must not differ by more than 5 of the difference's
-// standard errors (Welch), and a figure that does not vary between seeds
-// must be equal. The runs are deterministic, so the test is too.
+// unanswered is rpc.total less the RPCs of every code.
+const unanswered = "rpc.total − rpc.by_code.*"
+
+// steadyCase is a scenario the bulk path must match the exact one on:
+// seeds runs each way, on disjoint seeds (the same seed would correlate
+// the two sides and hide a difference).
+type steadyCase struct {
+	name  string
+	src   *scenarios.Source
+	sets  []string
+	seeds int
+	// ks also compares the per-seed figures' distributions and the failure
+	// windows' durations (two-sample Kolmogorov–Smirnov), which needs
+	// more seeds than the means do.
+	ks bool
+}
+
+// inFlightScenario is a fleet whose RPCs are accounted in bulk until, at
+// 15 s, something ends the RPCs in flight: one of the three backends
+// crashes, or every client restarts. The exact path fails the RPCs in
+// flight to the crashed backend, and drops without an outcome those of a
+// client that stops; the bulk path must do the same.
+const inFlightScenario = `name = "in-flight-%[1]s"
+seed = 1
+duration = "25s"
+
+[[control_plane]]
+name = "cp"
+
+[[control_plane.service]]
+name = "echo"
+endpoints = 3
+
+[[fleet.group]]
+clients = 500
+start_spread = "5s"
+rpc = { %[3]s }
+
+[data_plane]
+service_time = %[2]s
+%[4]s`
+
+// inFlightEvents are what ends the RPCs in flight at 15 s.
+var inFlightEvents = map[string]string{
+	"crash": `
+[[backend]]
+at = "15s"
+action = "down"
+service = "echo"
+`,
+	"restart": `
+[[fleet.restart]]
+at = "15s"
+fraction = 1.0
+spread = "1s"
+downtime = "2s"
+`,
+}
+
+// inFlightServices are the service times of the in-flight cases, with the
+// RPC load: at 2 ms the clients send 10 RPCs/s, not 1, so that about 3
+// RPCs are in flight to the crashed backend and a bulk path that loses
+// them shows; a log-normal service time (no deadline, for an unbounded
+// one to be steady) has RPCs in flight long after most have ended.
+var inFlightServices = []struct{ name, dist, rpc string }{
+	{"2ms", `{ dist = "constant", value = "2ms" }`, "rate = 10"},
+	{"50ms", `{ dist = "constant", value = "50ms" }`, "rate = 1"},
+	{"500ms", `{ dist = "constant", value = "500ms" }`, "rate = 1"},
+	{"lognormal", `{ dist = "lognormal", median = "50ms", p99 = "500ms" }`, `rate = 1, deadline = "0s"`},
+}
+
+// steadyCases are the library scenarios (at the reduced size of
+// TestLibraryScenariosAtReducedSize) and the in-flight scenarios.
+func steadyCases(t *testing.T) []steadyCase {
+	var cases []steadyCase
+	for _, e := range scenarios.Library() {
+		src, _, sets := openReduced(t, e.Name)
+		cases = append(cases, steadyCase{name: e.Name, src: src, sets: sets, seeds: 6})
+	}
+	for _, event := range []string{"crash", "restart"} {
+		for _, st := range inFlightServices {
+			name := event + "-" + st.name
+			cases = append(cases, steadyCase{name: name, src: inFlightSource(name, event, st.dist, st.rpc, ""), seeds: 20, ks: true})
+		}
+	}
+	return cases
+}
+
+// inFlightSource is inFlightScenario with the event, the service time
+// and the rpc table's keys, and extra TOML at the end.
+func inFlightSource(name, event, dist, rpc, extra string) *scenarios.Source {
+	data := fmt.Sprintf(inFlightScenario, name, dist, rpc, inFlightEvents[event]) + extra
+	return &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
+}
+
+// ksAlpha is the significance below which a Kolmogorov–Smirnov test
+// fails: 10⁻⁴, so that the few dozen tests of the in-flight cases would
+// all pass on equal distributions but for a chance of about 0.5 %.
+const ksAlpha = 1e-4
+
+// TestSteadyRPCsAreStatisticallyTheExactOnes runs each case with steady
+// RPCs accounted in bulk and with every RPC taken one by one
+// (fleet.Options.ExactRPCs), on disjoint seeds, and checks each headline
+// figure of the RPCs: the two means must not differ by more than 5 of the
+// difference's standard errors (Welch's t), and a figure that does not
+// vary between seeds must be equal. The in-flight cases, on more seeds,
+// also compare the figures' distributions and the pooled failure-window
+// durations with the two-sample Kolmogorov–Smirnov test (ksTest), which
+// fails below ksAlpha. The runs are deterministic, so the test is too.
 // Reference: issue 18 ("a bulk or batched path whose results are
 // statistically indistinguishable: prove it with a test over the
-// library"); model/fleet/steady.go.
+// library"), issue 24 (RPCs in flight when a backend crashes or a client
+// restarts); model/fleet/steady.go.
 func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
-	for _, e := range scenarios.Library() {
-		t.Run(e.Name, func(t *testing.T) {
+	for _, tc := range steadyCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			src, err := scenarios.Open(e.Name)
-			if err != nil {
-				t.Fatal(err)
+			type side struct {
+				exact   bool
+				figures [][]float64
+				windows []float64 // durations, seconds
 			}
-			full, err := scenarios.Parse(src, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sets []string
-			if !keepsFullSize(t, src.Data) {
-				sets = reduced(full)
-			}
-			exact, steady := make([][]float64, len(steadyMetrics)), make([][]float64, len(steadyMetrics))
-			for seed := 1; seed <= steadySeeds; seed++ {
-				s, err := scenarios.Parse(src, append(sets, fmt.Sprintf("seed=%d", seed)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, side := range []struct {
-					exact bool
-					into  [][]float64
-				}{{true, exact}, {false, steady}} {
-					res, err := fleet.Run(s.FleetConfig(), fleet.Options{ExactRPCs: side.exact})
+			sides := [2]side{{exact: true}, {exact: false}}
+			for i := range sides {
+				sd := &sides[i]
+				sd.figures = make([][]float64, len(steadyMetrics))
+				for k := range tc.seeds {
+					seed := 1 + k
+					if !sd.exact {
+						seed += tc.seeds // disjoint from the exact side's
+					}
+					s, err := scenarios.Parse(tc.src, append(slices.Clone(tc.sets), fmt.Sprintf("seed=%d", seed)))
 					if err != nil {
 						t.Fatal(err)
 					}
-					for i, m := range steadyMetrics {
-						v, _ := viz.Lookup(res, m)
-						side.into[i] = append(side.into[i], v)
+					res, err := fleet.Run(s.FleetConfig(), fleet.Options{ExactRPCs: sd.exact})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for m, name := range steadyMetrics {
+						sd.figures[m] = append(sd.figures[m], steadyFigure(res, name))
+					}
+					for _, in := range res.Intervals {
+						if _, ok := in.WindowCause(); ok {
+							sd.windows = append(sd.windows, (in.End - in.Start).Seconds())
+						}
 					}
 				}
 			}
-			for i, m := range steadyMetrics {
-				me, se := meanSD(exact[i])
-				ms, ss := meanSD(steady[i])
+			exact, bulk := &sides[0], &sides[1]
+			for m, name := range steadyMetrics {
+				e, b := exact.figures[m], bulk.figures[m]
+				me, se := meanSD(e)
+				mb, sb := meanSD(b)
 				switch {
-				case se == 0 && ss == 0:
-					if me != ms {
-						t.Errorf("%s: %v in every exact run, %v in every steady one", m, me, ms)
+				case se == 0 && sb == 0:
+					if me != mb {
+						t.Errorf("%s: %v in every exact run, %v in every bulk one", name, me, mb)
 					}
-				case welch(exact[i], steady[i]) > 5:
-					t.Errorf("%s: exact mean %.4g (sd %.3g), steady %.4g (sd %.3g) over %d seeds: more than 5 standard errors apart",
-						m, me, se, ms, ss, steadySeeds)
+					continue
+				case welch(e, b) > 5:
+					t.Errorf("%s: exact mean %.4g (sd %.3g), bulk %.4g (sd %.3g) over %d seeds each: more than 5 standard errors apart",
+						name, me, se, mb, sb, tc.seeds)
+				}
+				if tc.ks {
+					if d, p := ksTest(e, b); p < ksAlpha {
+						t.Errorf("%s: exact mean %.4g (sd %.3g), bulk %.4g (sd %.3g) over %d seeds each: Kolmogorov–Smirnov D = %.3f, p = %.2g",
+							name, me, se, mb, sb, tc.seeds, d, p)
+					}
+				}
+			}
+			if tc.ks && (len(exact.windows) > 0 || len(bulk.windows) > 0) {
+				if d, p := ksTest(exact.windows, bulk.windows); p < ksAlpha {
+					t.Errorf("failure window durations: %d exact, %d bulk: Kolmogorov–Smirnov D = %.3f, p = %.2g",
+						len(exact.windows), len(bulk.windows), d, p)
 				}
 			}
 		})
 	}
+}
+
+// steadyFigure is the summary figure name of res, or unanswered.
+func steadyFigure(res *fleet.Results, name string) float64 {
+	if name != unanswered {
+		v, _ := viz.Lookup(res, name)
+		return v
+	}
+	v, _ := viz.Lookup(res, "rpc.total")
+	for _, m := range res.Metrics {
+		if strings.HasPrefix(m.Path, "rpc.by_code.") {
+			v -= m.Value
+		}
+	}
+	return v
 }
 
 func meanSD(xs []float64) (mean, sd float64) {
@@ -104,4 +239,74 @@ func welch(a, b []float64) float64 {
 		return 0
 	}
 	return math.Abs(ma-mb) / se
+}
+
+// ksTest is the two-sample Kolmogorov–Smirnov test of a and b: D, the
+// largest distance between their empirical distribution functions
+// (gonum stat.KolmogorovSmirnov, which takes tied values together), and
+// the p-value of the Kolmogorov distribution at (√n + 0.12 + 0.11/√n)·D,
+// n = |a||b|/(|a|+|b|), Stephens' approximation for small samples
+// (Numerical Recipes, 3rd ed., §14.3.3). With tied values (counts) the
+// p-value is conservative. An empty sample against a non-empty one is as
+// far apart as they can be.
+func ksTest(a, b []float64) (d, p float64) {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	d = stat.KolmogorovSmirnov(a, nil, b, nil)
+	if len(a) == 0 || len(b) == 0 {
+		return d, 0
+	}
+	ne := math.Sqrt(float64(len(a)) * float64(len(b)) / float64(len(a)+len(b)))
+	return d, kolmogorovQ((ne + 0.12 + 0.11/ne) * d)
+}
+
+// kolmogorovQ is the Kolmogorov distribution's upper tail,
+// Q(λ) = 2 Σ_{k≥1} (−1)^{k−1} exp(−2k²λ²).
+func kolmogorovQ(lambda float64) float64 {
+	if lambda < 0.2 {
+		return 1 // the series converges too slowly there; Q(0.2) ≈ 1 − 10⁻¹¹
+	}
+	var sum float64
+	sign := 1.0
+	for k := 1; k <= 100; k++ {
+		term := sign * math.Exp(-2*float64(k*k)*lambda*lambda)
+		sum += term
+		if math.Abs(term) < 1e-12*math.Abs(sum) {
+			break
+		}
+		sign = -sign
+	}
+	return min(1, max(0, 2*sum))
+}
+
+// TestKSTestHasTheKolmogorovDistribution checks ksTest's p-value against
+// the Kolmogorov distribution's tabled quantiles (Q(λ) = α at the
+// critical values 1.2238, 1.3581, 1.6276, 1.9495 for α = 0.1, 0.05,
+// 0.01, 0.001), and the statistic on samples whose D is known.
+func TestKSTestHasTheKolmogorovDistribution(t *testing.T) {
+	for _, tt := range []struct{ lambda, q float64 }{
+		{1.2238, 0.10}, {1.3581, 0.05}, {1.6276, 0.01}, {1.9495, 0.001},
+	} {
+		if got := kolmogorovQ(tt.lambda); math.Abs(got-tt.q) > 0.002*tt.q+1e-5 {
+			t.Errorf("Q(%v) = %.5f, want %v", tt.lambda, got, tt.q)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		a, b   []float64
+		d      float64
+		pBelow float64 // p must be below this (0: no bound)
+		pAbove float64 // and above this
+	}{
+		{"the same sample", []float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}, 0, 0, 0.99},
+		{"disjoint", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []float64{11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, 1, 1e-3, 0},
+		{"ties: zeros against ones and zeros", []float64{0, 0, 0, 0}, []float64{0, 0, 1, 1}, 0.5, 0, 0.3},
+		{"empty against non-empty", nil, []float64{0}, 1, 1e-300, -1},
+	} {
+		d, p := ksTest(tt.a, tt.b)
+		if math.Abs(d-tt.d) > 1e-12 || tt.pBelow > 0 && p >= tt.pBelow || p <= tt.pAbove {
+			t.Errorf("%s: D = %v, p = %v; want D = %v, p in (%v, %v)", tt.name, d, p, tt.d, tt.pAbove, tt.pBelow)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -78,7 +77,7 @@ share of seeds (--coverage, default 90 %) with 95 % confidence.`,
 		{name: "resolution", arg: "X", doc: "--find: refine each seed's bracket to X (default a tenth of the seed-to-seed spread)"},
 		{name: "steps", arg: "N", doc: "--find: the most bisection steps per seed (default 40)"},
 		{name: "quiet", doc: "print no progress and no table, only the recommendation and where the outputs went"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	exec: cmdSweep,
 }
@@ -261,6 +260,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		return inputError{err}
 	}
+	plan.ExactRPCs = vals.given("exact-rpcs")
 	est := plan.Worst // NewPlan parsed every point
 	lim, err := sweepLimits(vals, est, plan.Runs(), workers)
 	if err != nil {
@@ -299,7 +299,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	// The bar counts every run so far; rounds of added seeds extend it.
 	done := 0
-	opts := sweep.Options{Workers: workers, MaxEvents: lim.events,
+	opts := sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: plan.ExactRPCs,
 		Progress: func(d, total int) { bar.update(done+d, done+total) },
 		Round: func(sofar, adding int) {
 			done = sofar
@@ -497,13 +497,12 @@ func printRecommendation(w io.Writer, res *sweep.Result, ref string, quiet bool)
 		if len(p.Better) > 0 {
 			fmt.Fprintf(w, "  maybe better but not known to meet the constraints (undecided): %s\n", res.SettingsText(p.Better))
 		}
-		c := res.Hardest(p.Best)
-		sets := append(slices.Clone(res.Sets), res.SettingSets(p.Best)...)
+		cmd, cond := res.Reproduce(ref)
 		what := ""
 		if res.Conditions() > 1 {
-			what = " under its hardest condition (" + strings.Join(res.ConditionSets(c), " ") + ")"
+			what = " under its hardest condition (" + strings.Join(cond, " ") + ")"
 		}
-		fmt.Fprintf(w, "  reproduce%s: %s\n", what, scenarios.Command("run", ref, res.Seeds[0], append(sets, res.ConditionSets(c)...)))
+		fmt.Fprintf(w, "  reproduce%s: %s\n", what, cmd)
 	}
 	if quiet || len(res.PerCondition) == 0 {
 		return

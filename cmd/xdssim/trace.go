@@ -32,7 +32,7 @@ folded into the first and a count.`,
 		{name: "client", arg: "NAME[/TARGET]", doc: "a client to trace: GROUP/INDEX or GROUP/INDEX/TARGET (required; repeatable)"},
 		{name: "from", arg: "T", doc: "tell only what happened from virtual time T on (such as 2m30s)"},
 		{name: "to", arg: "T", doc: "tell only what happened up to virtual time T"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 		{name: "json", doc: "print every event as a JSON line (time, kind, fields, text, rule) instead of the narrative"},
 		{name: "perfetto", arg: "FILE", doc: "also write a Chrome trace of the clients' channels to FILE, for Perfetto (ui.perfetto.dev) or chrome://tracing", file: true},
 	},
@@ -69,7 +69,7 @@ func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: tracing %s\n", s.Name, s.Seed, strings.Join(clients, ", "))
 	var rec trace.Recorder
-	res, err := runBounded(lim, s, cfg, fleet.Options{Trace: rec.Record, TraceClients: clients})
+	res, err := runBounded(lim, s, cfg, fleet.Options{Trace: rec.Record, TraceClients: clients, ExactRPCs: vals.given("exact-rpcs")})
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the pinned transcripts under 
 // tornClient is a client of fallback-during-restarts that restarts during
 // the primary's outage, falls back, reverts with a torn config and fails
 // from 3m30s to the end (seed 1).
-const tornClient = "go/332"
+const tornClient = "go/432"
 
 // TestTraceExplainsAFailureWindowOfFallbackDuringRestarts pins the
 // narrative of a failing client of fallback-during-restarts, from its
@@ -70,7 +70,7 @@ func TestTraceExplainsAFailureWindowOfFallbackDuringRestarts(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	golden := filepath.Join("testdata", "trace", "fallback-during-restarts-go-332.txt")
+	golden := filepath.Join("testdata", "trace", "fallback-during-restarts-go-432.txt")
 	if *rewrite {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			t.Fatal(err)

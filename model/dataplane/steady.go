@@ -206,24 +206,29 @@ func (ch *Channel) SessionsEnd(lifetime time.Duration) sim.Time {
 	return end
 }
 
-// MeanServiceTime is the mean time the backends of cluster ci's
-// endpoints the policy may use take to answer an RPC; 0 without a config.
-func (ch *Channel) MeanServiceTime(ci int, b *Backends) time.Duration {
-	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
-		return 0
+// ServiceTime returns the service-time distribution shared by the
+// backends of cluster ci's endpoints the policy may use, and false when
+// they do not share one (a slow backend among others) or there is no
+// such endpoint: an RPC's chance of being in flight a while after it
+// began is then not the same whichever backend it went to.
+func (c *Config) ServiceTime(ci int, b *Backends) (sim.Dist, bool) {
+	if c == nil || ci < 0 || ci >= len(c.Clusters) {
+		return sim.Dist{}, false
 	}
-	var sum time.Duration
+	var d sim.Dist
 	n := 0
-	for _, e := range ch.cfg.Clusters[ci].Endpoints {
-		if childUsable(e.Health) {
-			sum += b.Get(e.Backend).ServiceTime.Mean()
-			n++
+	for _, e := range c.Clusters[ci].Endpoints {
+		if !childUsable(e.Health) {
+			continue
 		}
+		st := b.Get(e.Backend).ServiceTime
+		if n > 0 && st != d {
+			return sim.Dist{}, false
+		}
+		d = st
+		n++
 	}
-	if n == 0 {
-		return 0
-	}
-	return sum / time.Duration(n)
+	return d, n > 0
 }
 
 // OnSuccesses is k calls of OnSuccess: the bucket gains k × tokenRatio,

@@ -188,9 +188,15 @@ type Change struct {
 type RPCLoad struct {
 	// Rate is RPCs per second per client and target; 0 sends none.
 	Rate float64
-	// Constant spaces RPCs evenly (after a random phase); otherwise they
-	// arrive as a Poisson process.
+	// Constant spaces RPCs evenly; otherwise they arrive as a Poisson
+	// process.
 	Constant bool
+	// RandomStart sends a client's first RPC at a random phase of its
+	// arrivals after it starts (an exponential gap, or a uniform part of
+	// the constant one); otherwise the first RPC goes as the client
+	// starts, as an application's first RPC on a new channel starts the
+	// channel's resolution (startRPCs).
+	RandomStart bool
 	// Deadline is each RPC's deadline; 0 means none.
 	Deadline time.Duration
 	// Method is the RPC's method path ("/pkg.Service/Method"); a session

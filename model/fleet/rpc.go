@@ -176,11 +176,29 @@ func (w *world) startRPCs(ii uint32) {
 	if load.ThrottleMaxTokens > 0 {
 		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
 	}
-	rng := w.clients[inst.client].rng
-	mean := load.interval()
-	first := rng.Exp(mean)
-	if load.Constant {
-		first = time.Duration(rng.Uniform(0, float64(mean)))
+	// A channel to an xds:/// target starts IDLE; the application's first
+	// RPC on it starts the xDS resolver (whose watch the XdsClient begins
+	// as the client starts) and waits in the channel for the first
+	// resolver result, wait_for_ready or not: grpc-go NewClient ("Use of
+	// the ClientConn for RPCs will automatically cause it to connect"),
+	// newClientStream (idlenessMgr.OnCallBegin, then
+	// waitForResolvedAddrs); grpc-java ManagedChannelImpl
+	// RealChannel.newCall (exitIdleMode, then a pending call until the
+	// first config selector); C-core client_channel_filter.cc
+	// StartTransportStreamOpBatch (an IDLE channel starts resolving) and
+	// CheckResolution (no resolver result yet: the call is queued). So
+	// the first RPC goes as the client starts. RandomStart puts it at a
+	// random phase of the arrivals instead, as for an application that
+	// connected its channel beforehand and whose load does not start
+	// with it.
+	var first time.Duration
+	if load.RandomStart {
+		rng := w.clients[inst.client].rng
+		mean := load.interval()
+		first = rng.Exp(mean)
+		if load.Constant {
+			first = time.Duration(rng.Uniform(0, float64(mean)))
+		}
 	}
 	w.kernel.After(first, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }
@@ -194,7 +212,7 @@ func (l *RPCLoad) interval() time.Duration { return sim.DurationOf(float64(time.
 func (w *world) stopRPCs(ii uint32) {
 	inst := &w.insts[ii]
 	if inst.steady {
-		w.settleSteady(ii, w.kernel.Now())
+		w.settleSteady(ii, w.kernel.Now(), false)
 	}
 	inst.rpcGen++
 	inst.ch.Reset()
@@ -232,7 +250,6 @@ func (w *world) rpcArrival(ev sim.Event) {
 // arrive begins one RPC of instance ii now.
 func (w *world) arrive(ii uint32) {
 	inst := &w.insts[ii]
-	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	now := w.kernel.Now()
 	w.dp.rpcs++
 	w.group(ii).rpcs++
@@ -248,13 +265,8 @@ func (w *world) arrive(ii uint32) {
 		w.finish(ii, id, now, codes.Unavailable, w.noConfigCause(ii), false)
 		return
 	}
-	s := w.rpcs.alloc()
+	s := w.newRPC(ii, id, now)
 	r := &w.rpcs.slots[s]
-	gen := r.gen
-	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: gen, session: -1, id: id}
-	if load.Deadline > 0 {
-		r.deadline = now.Add(load.Deadline)
-	}
 	if inst.ch.Config() == nil {
 		// No resolver result yet: the channel is IDLE or CONNECTING and
 		// the RPC waits for a config, up to its deadline (grpc-go
@@ -268,11 +280,40 @@ func (w *world) arrive(ii uint32) {
 		}
 		return
 	}
-	w.begin(s)
+	w.begin(s, now, 0)
 }
 
-// begin starts an RPC's first attempt on the channel's config.
-func (w *world) begin(s uint32) {
+// newRPC takes a slot for RPC number id of instance ii, which began at
+// began.
+func (w *world) newRPC(ii uint32, id uint64, began sim.Time) uint32 {
+	inst := &w.insts[ii]
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
+	s := w.rpcs.alloc()
+	r := &w.rpcs.slots[s]
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id}
+	if load.Deadline > 0 {
+		r.deadline = began.Add(load.Deadline)
+	}
+	return s
+}
+
+// resumeRPC takes on, one by one, an RPC of instance ii's bulk run that
+// began at began and is still in flight now, when the run ends
+// (settleSteady): it is counted as begun, its attempt goes to the backend
+// the channel's policy picks now (the channel was steady: a READY one
+// whose backend answers OK) and is answered at done. From then on it is
+// an exact RPC: its backend's crash fails it (attemptDone), its client's
+// stop drops it, its retries and deadline are its own.
+func (w *world) resumeRPC(ii uint32, began, done sim.Time) {
+	w.dp.rpcs++
+	w.group(ii).rpcs++
+	w.begin(w.newRPC(ii, uint64(w.dp.rpcs), began), began, done)
+}
+
+// begin starts an RPC's first attempt on the channel's config: an RPC that
+// began at began, whose backend answers at done (0: as the backend draws
+// it; resumeRPC's RPCs have theirs drawn already).
+func (w *world) begin(s uint32, began, done sim.Time) {
 	r := &w.rpcs.slots[s]
 	ii := r.inst
 	inst := &w.insts[ii]
@@ -293,7 +334,7 @@ func (w *world) begin(s uint32) {
 	}
 	r.cfg, r.cluster = cfg, int32(route.PickCluster(w.clients[inst.client].rng))
 	w.dp.attempted++
-	r.call.Start(route.Retry, now, r.deadline)
+	r.call.Start(route.Retry, began, r.deadline)
 	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, load.Method) {
 		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
 		r.session = int32(idx)
@@ -301,7 +342,7 @@ func (w *world) begin(s uint32) {
 			w.dp.sessionsStarted++
 		}
 	}
-	w.attempt(s)
+	w.attempt(s, began, done)
 }
 
 // configChanged releases the RPCs waiting for a config: they start on the
@@ -319,7 +360,7 @@ func (w *world) configChanged(ii uint32) {
 		r.gen++ // cancels its deadline event
 		r.waiting = false
 		if inst.ch.Config() != nil {
-			w.begin(s)
+			w.begin(s, now, 0)
 			continue
 		}
 		w.rpcs.free(s)
@@ -327,16 +368,17 @@ func (w *world) configChanged(ii uint32) {
 	}
 }
 
-// attempt picks a backend for the RPC's current attempt and schedules its
-// end.
-func (w *world) attempt(s uint32) {
+// attempt picks a backend for the RPC's current attempt, which began at
+// began, and schedules its end: at done when that is not 0 (resumeRPC),
+// else when the backend's answer is ready.
+func (w *world) attempt(s uint32, began, done sim.Time) {
 	r := &w.rpcs.slots[s]
 	ii := r.inst
 	inst := &w.insts[ii]
 	c := &w.clients[inst.client]
 	now := w.kernel.Now()
 	w.dp.attempts++
-	b := w.bucketAt(now)
+	b := w.bucketAt(began)
 	b.attempts++
 	env := w.env(ii)
 	var p dataplane.Pick
@@ -376,7 +418,10 @@ func (w *world) attempt(s uint32) {
 		return
 	}
 	deadline := r.deadline
-	done, code := w.backends.Answer(p.Backend, p.At, c.rng)
+	code := codes.OK // a steady channel's backends answer OK (dataplane.Channel.Steady)
+	if done == 0 {
+		done, code = w.backends.Answer(p.Backend, p.At, c.rng)
+	}
 	r.backend, r.bgen, r.code = p.Backend, p.Gen, code
 	r.cause = dataplane.BackendError
 	at := done
@@ -465,7 +510,7 @@ func (w *world) rpcRetry(ev sim.Event) {
 		return
 	}
 	r.call.BeginRetry()
-	w.attempt(s)
+	w.attempt(s, w.kernel.Now(), 0)
 }
 
 // finish records the final outcome at t of RPC number id.

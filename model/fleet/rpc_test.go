@@ -131,3 +131,64 @@ func TestRetryAfterTheConfigIsGoneFailsWithItsCause(t *testing.T) {
 	// the resolver reports it and picks fail); gRFC A6 (each retry picks
 	// again).
 }
+
+// TestFirstRPCGoesAsTheClientStarts: a client's first RPC to a target goes
+// as the client starts (RandomStart false, rpc.start = "immediate") and
+// waits in the channel for its first config, as a real application's first
+// RPC on a new channel starts its resolution and waits for it (grpc-go
+// stream.go newClientStream, waitForResolvedAddrs; grpc-java
+// ManagedChannelImpl RealChannel.newCall; C-core client_channel_filter.cc
+// CheckResolution). With every control plane behind a blackhole no config
+// comes and nothing fails the connect within the run, so every client's
+// first RPC ends DEADLINE_EXCEEDED one deadline (1 s) after its start at
+// 0. At a random start, at 0.01 RPCs/s, the first RPC comes a
+// random phase of 100 s later, and when it comes after the 20 s connect
+// timeout, the channel's failure fails it at once (UNAVAILABLE).
+func TestFirstRPCGoesAsTheClientStarts(t *testing.T) {
+	const clients = 20
+	for _, tc := range []struct {
+		name             string
+		random, constant bool
+	}{
+		{"immediate, Poisson arrivals", false, false},
+		{"immediate, constant arrivals", false, true},
+		{"random, Poisson arrivals", true, false},
+		{"random, constant arrivals", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rpcConfig(clients)
+			cfg.Duration = 30 * time.Second
+			cfg.Groups[0].StartSpread = 0
+			cfg.Groups[0].RPC.Rate = 0.01
+			cfg.Groups[0].RPC.Constant = tc.constant
+			cfg.Groups[0].RPC.RandomStart = tc.random
+			cfg.Faults = []network.Fault{{Kind: network.Blackhole, Start: 0, Duration: network.Forever}}
+			type end struct {
+				at   time.Duration
+				code codes.Code
+			}
+			first := map[string]end{} // client: how its first RPC ended
+			_, err := Run(cfg, Options{Trace: func(e *TraceEvent) {
+				if _, seen := first[e.Client]; e.Kind == TraceRPC && !seen {
+					first[e.Client] = end{e.At, e.Code}
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			atDeadline := 0
+			for _, e := range first {
+				if e == (end{time.Second, codes.DeadlineExceeded}) {
+					atDeadline++
+				}
+			}
+			want := 0
+			if !tc.random {
+				want = clients
+			}
+			if atDeadline != want {
+				t.Errorf("%d clients' first RPC ended DEADLINE_EXCEEDED at 1s (their start plus the deadline), want %d; first RPCs: %v", atDeadline, want, first)
+			}
+		})
+	}
+}

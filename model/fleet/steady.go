@@ -1,6 +1,9 @@
 package fleet
 
 import (
+	"cmp"
+	"math"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -28,10 +31,14 @@ import (
 // ends one service time after it arrives; a Poisson process shifted by
 // independent delays is a Poisson process of the same rate, so the
 // counts by end time are drawn the same way, shifted by the mean service
-// time. What is not drawn is which backend each RPC went to and the
-// random draws of its pick and service time: the client's random stream
-// goes on differently, so a run with steady RPCs is another sample of
-// the same distribution, not the same sample (TestSteadyRPCsAreStatisticallyTheExactOnes).
+// time. The RPCs still in flight when the bulk run ends are drawn
+// exactly (settleSteady) and go on as exact RPCs, so that what ended the
+// run (a backend's crash, the client's stop) ends them as it ends the
+// exact path's. What is not drawn is which backend each RPC that ended
+// went to and the random draws of its pick and service time: the
+// client's random stream goes on differently, so a run with steady RPCs
+// is another sample of the same distribution, not the same sample
+// (TestSteadyRPCsAreStatisticallyTheExactOnes).
 
 // steadyEligible reports whether instance ii's RPCs from now on can be
 // accounted in bulk.
@@ -57,6 +64,9 @@ func (w *world) steadyEligible(ii uint32) bool {
 	env := w.env(ii)
 	if !inst.ch.Steady(&env, ci, load.Deadline, sessions) {
 		return false
+	}
+	if _, ok := cfg.ServiceTime(ci, &w.backends); !ok {
+		return false // settleSteady draws every RPC's service time alike
 	}
 	if sessions {
 		if end := inst.ch.SessionsEnd(load.SessionLifetime); end >= 0 && end <= env.Now {
@@ -86,19 +96,26 @@ func (w *world) enterSteady(ii uint32) {
 }
 
 // steadyAcross switches steady instance ii to config cfg, when its RPCs
-// carry no session on either config, and reports whether it did: its bulk
-// run then goes on if the channel is steady with cfg too (as when a
-// rolling deploy replaces one endpoint with another), and ends otherwise.
-// Either way the run's RPCs are accounted for with cfg's policy state
-// (which backend each went to changes no outcome).
+// carry no session on either config and its backends answer in the same
+// service time on both, and reports whether it did: its bulk run then
+// goes on if the channel is steady with cfg too (as when a rolling deploy
+// replaces one endpoint with another), and ends otherwise. Either way the
+// run's RPCs are accounted for with cfg's policy state (which backend
+// each went to changes no outcome) and service time (the same).
 func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
 	inst := &w.insts[ii]
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	if _, sessions, ok := steadyRoute(inst.ch.Config(), load); !ok || sessions {
+	was, sessions, ok := steadyRoute(inst.ch.Config(), load)
+	if !ok || sessions {
 		return false
 	}
-	if _, sessions, ok := steadyRoute(cfg, load); !ok || sessions {
+	ci, sessions, ok := steadyRoute(cfg, load)
+	if !ok || sessions {
 		return false
+	}
+	before, _ := inst.ch.Config().ServiceTime(was, &w.backends)
+	if after, ok := cfg.ServiceTime(ci, &w.backends); !ok || after != before {
+		return false // settleSteady reads the service time of the config it ends on
 	}
 	inst.ch.SetConfig(cfg, w.kernel.Now())
 	if !w.steadyEligible(ii) {
@@ -124,7 +141,7 @@ func (w *world) leaveSteady(ii uint32) {
 		return
 	}
 	now := w.kernel.Now()
-	next := w.settleSteady(ii, now)
+	next := w.settleSteady(ii, now, true)
 	w.kernel.Schedule(sim.Event{At: next, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }
 
@@ -138,75 +155,162 @@ func (w *world) leaveAllSteady() {
 	}
 }
 
-// settleSteady accounts for the RPCs instance ii started in
-// [steadyFrom, t) and ends its bulk run; it returns when the next RPC
-// arrives.
-func (w *world) settleSteady(ii uint32, t sim.Time) sim.Time {
+// flight is an RPC of a bulk run still in flight when the run ends: when
+// it began and when its backend answers.
+type flight struct{ began, done sim.Time }
+
+// settleSteady accounts for the RPCs instance ii began in [steadyFrom, t)
+// and ends its bulk run; it returns when the next RPC arrives. The RPCs
+// that ended by t are counted in bulk. Those still in flight at t are
+// drawn as the exact path would have them: with keep, they go on one by
+// one from t (resumeRPC), so that what ends the run (a backend's crash, a
+// config change) and their deadline treat them as exact RPCs; without
+// (their client stops, the run ends), they are counted as begun and end
+// without an outcome, as an exact RPC in flight then does.
+//
+// Which RPCs are in flight at t: an RPC that began at a is with
+// probability S(t−a), S the backends' service time's survival function,
+// independently of the others (each draws its own service time), and
+// then answers at a plus a draw of the service time conditioned on being
+// longer than t−a. For Poisson arrivals the ones in flight are drawn by
+// thinning (Lewis and Shedler): over a stretch of [from, t) whose youngest
+// RPC would be in flight with probability at most p, a Poisson count of
+// candidates of mean rate·length·p, each at a uniform time in the stretch
+// and kept with probability S(t−a)/p, and a Poisson count of mean
+// rate·length·(1−p) of RPCs that ended; the stretches end at ages that
+// double from the mean service time, so that p falls fast and the
+// candidates are a few times rate × mean service time.
+func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	inst := &w.insts[ii]
 	inst.steady = false
 	c := &w.clients[inst.client]
 	load := &w.cfg.Groups[c.group].RPC
+	// The draws below vary in number with the RPCs in flight: they come
+	// from a stream of this bulk run's own (the run's seed, the instance,
+	// the bulk run's number), so that the client's stream, and every later
+	// draw of it, does not depend on how the bulk run ended, and the n-th
+	// bulk run of an instance draws alike in two runs on one seed: they
+	// stay paired (common random numbers; sim.Rand.Reseed).
+	rng := &w.settleRng
+	rng.Reseed(w.cfg.Seed ^ sim.Mix64(uint64(ii)+sim.Golden) ^ sim.Mix64(uint64(inst.arrivals)))
 	from := inst.steadyFrom
 	gap := load.interval()
 	ci, sessions, _ := steadyRoute(inst.ch.Config(), load)
-	delay := inst.ch.MeanServiceTime(ci, &w.backends)
-	end := sim.Time(0).Add(w.cfg.Duration)
+	st, _ := inst.ch.Config().ServiceTime(ci, &w.backends) // shared: steadyEligible checked it, steadyAcross kept it
+	delay := st.Mean()
 	iv := sim.Time(w.cfg.SampleInterval)
+	fly := w.flying[:0]
 
-	var n int
+	var n int // the RPCs that ended by t
 	var next sim.Time
-	add := func(arrived, ended sim.Time, k int) {
+	ended := func(arrived sim.Time, k int) {
 		if k == 0 {
 			return
 		}
 		n += k
 		w.bucketAt(arrived).attempts += int32(k)
-		if ended < end {
-			b := w.bucketAt(ended)
-			b.ok += k
-			b.byCode[codes.OK] += int32(k)
-			w.dp.byCode[codes.OK] += k
-		}
+		// They ended by t: a mean service time after they began, at
+		// the latest just before t.
+		b := w.bucketAt(min(arrived.Add(delay), t-1))
+		b.ok += k
+		b.byCode[codes.OK] += int32(k)
+		w.dp.byCode[codes.OK] += k
 	}
 	if load.Constant {
 		// Arrivals at from + k·gap, k >= 1, the ones before t.
 		k := int((t - from - 1) / sim.Time(gap))
 		for i := 1; i <= k; i++ {
 			at := from.Add(time.Duration(i) * gap)
-			add(at, at.Add(delay), 1)
+			age := time.Duration(t - at)
+			if p := st.Survival(age); p == 0 || p < 1 && rng.Float64() >= p {
+				ended(at, 1)
+				continue
+			}
+			fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
 		}
 		next = from.Add(time.Duration(k+1) * gap)
 	} else {
-		// Poisson counts over the stretches of [from, t) in which both
-		// the sample an RPC arrives in and the one it ends in are fixed.
+		// Stretches of [from, t) in which both the sample an RPC arrives
+		// in and the one it ends in are fixed, cut at the ages of ages.
 		rate := 1 / gap.Seconds()
+		ages := w.thinningAges(st)
 		for cur := from; cur < t; {
 			stop := min(t, nextBoundary(cur, iv), nextBoundary(cur.Add(delay), iv)-sim.Time(delay))
+			for k := len(ages) - 1; k >= 0; k-- { // the youngest age cut after cur
+				if at := t - sim.Time(ages[k]); at > cur {
+					stop = min(stop, at)
+					break
+				}
+			}
 			mid := cur + (stop-cur)/2
-			add(mid, mid.Add(delay), c.rng.Poisson(rate*time.Duration(stop-cur).Seconds()))
+			mean := rate * time.Duration(stop-cur).Seconds()
+			if p := st.Survival(time.Duration(t - stop)); p > 0 {
+				for range rng.Poisson(mean * p) {
+					at := cur + sim.Time(rng.Float64()*float64(stop-cur))
+					age := time.Duration(t - at)
+					if q := st.Survival(age) / p; q < 1 && rng.Float64() >= q {
+						ended(mid, 1)
+						continue
+					}
+					fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
+				}
+				mean *= 1 - p
+			}
+			ended(mid, rng.Poisson(mean))
 			cur = stop
 		}
-		next = t.Add(c.rng.Exp(gap))
+		next = t.Add(rng.Exp(gap))
 	}
-	if n == 0 {
-		return next
+	if n > 0 {
+		if w.tracing(ii) {
+			w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceSteadyRPCs, Count: n, Since: time.Duration(from), Rule: ruleSteady})
+		}
+		w.dp.rpcs += n
+		w.group(ii).rpcs += n
+		w.dp.attempted += n
+		w.dp.attempts += n
+		inst.throttle.OnSuccesses(n)
+		if sessions {
+			env := w.env(ii)
+			env.Now = t
+			w.dp.sessionsStarted += inst.ch.SkipSessionRPCs(&env, ci, n, load.SessionRPCs)
+		} else {
+			inst.ch.SkipPicks(ci, n)
+		}
 	}
-	if w.tracing(ii) {
-		w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceSteadyRPCs, Count: n, Since: time.Duration(from), Rule: ruleSteady})
+	// The RPCs in flight take their picks after the ones that ended, in
+	// the order they began.
+	slices.SortFunc(fly, func(a, b flight) int { return cmp.Compare(a.began, b.began) })
+	for _, f := range fly {
+		if keep {
+			w.resumeRPC(ii, f.began, f.done)
+			continue
+		}
+		w.dp.rpcs++
+		w.group(ii).rpcs++
+		w.dp.attempted++
+		w.dp.attempts++
+		w.bucketAt(f.began).attempts++
 	}
-	w.dp.rpcs += n
-	w.group(ii).rpcs += n
-	w.dp.attempted += n
-	w.dp.attempts += n
-	inst.throttle.OnSuccesses(n)
-	if sessions {
-		env := w.env(ii)
-		env.Now = t
-		w.dp.sessionsStarted += inst.ch.SkipSessionRPCs(&env, ci, n, load.SessionRPCs)
-	} else {
-		inst.ch.SkipPicks(ci, n)
-	}
+	w.flying = fly[:0]
 	return next
+}
+
+// thinningAges returns the ages at which settleSteady takes a new bound
+// on the chance that an RPC of service time st is still in flight: the
+// mean service time doubled until that chance is below 10⁻⁴ (none for a
+// service time that is always 0). Past the last the bound stays, which is
+// still exact, only slower were it not small.
+func (w *world) thinningAges(st sim.Dist) []time.Duration {
+	ages := w.ages[:0]
+	for a := st.Mean(); a > 0 && a < math.MaxInt64/2; a *= 2 {
+		ages = append(ages, a)
+		if st.Survival(a) < 1e-4 {
+			break
+		}
+	}
+	w.ages = ages
+	return ages
 }
 
 // steadyRoute returns the cluster the RPCs of load go to on config cfg,

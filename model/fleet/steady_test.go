@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,39 +14,70 @@ import (
 
 // TestSteadyRPCsAtAConstantRateCountExactly checks the bulk accounting
 // against the exact path where both are deterministic: RPCs at a constant
-// rate to healthy backends. Every count the outputs show is the same, the
-// RPCs per sample included; only the kernel events fall, from two per RPC
-// to a few per client. A backend crash in the middle ends the bulk runs:
-// the RPCs that fail then are taken one by one, and fail the same.
+// rate to backends with a constant service time. Every count the outputs
+// show is the same, the RPCs per sample included; only the kernel events
+// fall, from two per RPC to a few per client. What ends the bulk runs
+// ends the RPCs in flight as the exact path does: a backend crash fails
+// those in flight to it (the first backend, or all three, for 10 s),
+// a client's restart drops those in flight without an outcome. At 500 ms
+// of service time five RPCs a client are in flight at any time.
 func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
-	cfg := rpcConfig(20)
-	cfg.Groups[0].RPC.Constant = true
-	cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
-		Backends: echoBackends(0, 3), Label: "echo down"}}
-	exact, err := Run(cfg, Options{ExactRPCs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steady, err := Run(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []string{"rpc.total", "rpc.failed", "rpc.by_code.OK", "rpc.by_code.UNAVAILABLE", "retries.attempts"} {
-		if a, b := metric(t, exact, m), metric(t, steady, m); a != b {
-			t.Errorf("%s: exact %v, steady %v", m, a, b)
+	for _, event := range []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"all backends crash", func(cfg *Config) {
+			cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
+				Backends: echoBackends(0, 3), Label: "echo down"}}
+		}},
+		{"one backend crashes", func(cfg *Config) {
+			cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
+				Backends: echoBackends(0, 1), Label: "echo-0 down"}}
+		}},
+		{"every client restarts", func(cfg *Config) {
+			cfg.Restarts = []Restart{{At: time.Minute, Fraction: 1, Spread: time.Second, Downtime: 2 * time.Second}}
+		}},
+	} {
+		for _, service := range []time.Duration{2 * time.Millisecond, 50 * time.Millisecond, 500 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%s, %v service time", event.name, service), func(t *testing.T) {
+				cfg := rpcConfig(20)
+				cfg.Groups[0].RPC.Constant = true
+				cfg.DataPlane.Backend.ServiceTime = sim.Constant(service)
+				event.set(&cfg)
+				exact, err := Run(cfg, Options{ExactRPCs: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				steady, err := Run(cfg, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range []string{"rpc.total", "rpc.failed", "rpc.by_code.OK", "rpc.by_code.UNAVAILABLE", "retries.attempts",
+					"failure_windows.count", "failure_windows.client_seconds"} {
+					if a, b := metric(t, exact, m), metric(t, steady, m); a != b {
+						t.Errorf("%s: exact %v, steady %v", m, a, b)
+					}
+				}
+				var names []string // every RPC series: rates by code, by cause, clients failing
+				for _, s := range exact.Series {
+					if strings.HasPrefix(s.Name, "rpc.") {
+						names = append(names, s.Name)
+					}
+				}
+				for _, s := range names {
+					a, b := series(t, exact, s), series(t, steady, s)
+					for i := range a {
+						if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+							t.Errorf("%s at sample %d: exact %v, steady %v", s, i, a[i], b[i])
+							break
+						}
+					}
+				}
+				if exact.Events < 10*steady.Events {
+					t.Errorf("events: exact %d, steady %d; want a tenth or fewer", exact.Events, steady.Events)
+				}
+			})
 		}
-	}
-	for _, s := range []string{"rpc.rate.OK", "rpc.rate.UNAVAILABLE", "rpc.success_ratio"} {
-		a, b := series(t, exact, s), series(t, steady, s)
-		for i := range a {
-			if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
-				t.Errorf("%s at sample %d: exact %v, steady %v", s, i, a[i], b[i])
-				break
-			}
-		}
-	}
-	if exact.Events < 10*steady.Events {
-		t.Errorf("events: exact %d, steady %d; want a tenth or fewer", exact.Events, steady.Events)
 	}
 	// Reference: model/fleet/steady.go.
 }

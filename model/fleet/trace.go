@@ -50,9 +50,11 @@ const (
 	// instance's transport to Server.
 	TraceKeepalive
 	// TraceSteadyRPCs: Count RPCs that began in [Since, At) on a steady
-	// channel were accounted in bulk (steady.go): each went at once to a
-	// READY backend that answered OK. Options.ExactRPCs traces each one
-	// as a TraceRPC instead.
+	// channel, and had ended by At, were accounted in bulk (steady.go):
+	// each went at once to a READY backend that answered OK. Those of the
+	// interval still in flight at At are traced one by one from At, from
+	// their pick on. Options.ExactRPCs traces each one as a TraceRPC
+	// instead.
 	TraceSteadyRPCs
 	// TraceConnectivity: the instance's channel to Server changed state,
 	// From → To; Delay is the reconnect backoff it waits in

@@ -107,8 +107,12 @@ type world struct {
 	clusters []clusterRef
 	keyBuf   []byte
 	rpcs     rpcSlots
-	dp       dpCounters
-	groups   []groupCounters // per group, in Config order
+	// flying, ages and settleRng are settleSteady's scratch (steady.go).
+	flying    []flight
+	ages      []time.Duration
+	settleRng sim.Rand
+	dp        dpCounters
+	groups    []groupCounters // per group, in Config order
 	// sources labels the incidents windows are attributed to (see
 	// attribute), by index.
 	sources []string
@@ -445,7 +449,7 @@ func (w *world) results() *Results {
 	end := sim.Time(0).Add(w.cfg.Duration)
 	for ii := range w.insts {
 		if w.insts[ii].steady {
-			w.settleSteady(uint32(ii), end)
+			w.settleSteady(uint32(ii), end, false)
 		}
 	}
 	w.closeWindows()
