@@ -1,14 +1,24 @@
 package viz
 
 import (
+	"slices"
+
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/model/xdsclient"
 )
 
 // sumBy sums the A78 series of instrument inst that have the same value
-// of label k, in the order the values first appear.
+// of label k, in the order the values first appear; sums that are zero
+// throughout are left out (the export keeps them).
 func sumBy(r *fleet.Results, inst, k int) (keys []string, sums [][]float64) {
+	defer func() {
+		for i := len(sums) - 1; i >= 0; i-- {
+			if allZero(sums[i]) {
+				keys, sums = slices.Delete(keys, i, i+1), slices.Delete(sums, i, i+1)
+			}
+		}
+	}()
 	at := map[string]int{}
 	for _, m := range r.XdsClientMetrics {
 		if m.Instrument != inst || k >= len(m.Labels) {
@@ -26,6 +36,15 @@ func sumBy(r *fleet.Results, inst, k int) (keys []string, sums [][]float64) {
 		}
 	}
 	return keys, sums
+}
+
+func allZero(vs []float64) bool {
+	for _, v := range vs {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rate turns a counter into its increase per second, sample by sample;

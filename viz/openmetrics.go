@@ -2,6 +2,8 @@ package viz
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,10 +18,12 @@ import (
 // sample with its timestamp: start plus the sample's virtual time. Each
 // series is one group's sum for one target, labelled as gRPC's
 // OpenTelemetry plugin labels it once Prometheus has translated the names
-// (grpc.target becomes grpc_target) plus xdssim_scenario and
-// xdssim_group, so `promtool tsdb create-blocks-from openmetrics` can
-// backfill a run into Prometheus beside what production clients export
-// (docs/report.md, "The A78 metrics in Prometheus and Grafana").
+// (grpc.target becomes grpc_target) plus xdssim_scenario, xdssim_group,
+// xdssim_seed and xdssim_run (RunID: two runs backfilled into one
+// Prometheus stay two series), so `promtool tsdb create-blocks-from
+// openmetrics` can backfill a run into Prometheus beside what production
+// clients export (docs/report.md, "The A78 metrics in Prometheus and
+// Grafana"). Every series is written, those that stayed at zero too.
 //
 // Metric names follow the same translation: grpc.xds_client.connected is
 // grpc_xds_client_connected, and a counter's family keeps the _total its
@@ -30,6 +34,7 @@ import (
 // text format's linter needs), else to the millisecond.
 func WriteOpenMetrics(w io.Writer, r *fleet.Results, start time.Time) error {
 	bw := bufio.NewWriter(w)
+	run := RunID(r)
 	startMS := start.UnixMilli()
 	stepMS := r.SampleInterval.Milliseconds()
 	for inst, in := range fleet.Instruments {
@@ -54,7 +59,8 @@ func WriteOpenMetrics(w io.Writer, r *fleet.Results, start time.Time) error {
 			for i, l := range in.Labels {
 				fmt.Fprintf(&lb, "%s=\"%s\",", promName(l), escapeLabel(m.Labels[i]))
 			}
-			fmt.Fprintf(&lb, "xdssim_group=\"%s\",xdssim_scenario=\"%s\"} ", escapeLabel(m.Group), escapeLabel(r.Scenario))
+			fmt.Fprintf(&lb, "xdssim_group=\"%s\",xdssim_run=\"%s\",xdssim_scenario=\"%s\",xdssim_seed=\"%d\"} ",
+				escapeLabel(m.Group), run, escapeLabel(r.Scenario), r.Seed)
 			prefix := lb.String()
 			for k, v := range m.Values {
 				bw.WriteString(prefix)
@@ -67,6 +73,15 @@ func WriteOpenMetrics(w io.Writer, r *fleet.Results, start time.Time) error {
 	}
 	bw.WriteString("# EOF\n")
 	return bw.Flush()
+}
+
+// RunID names a run in the outputs that carry several runs' data: the
+// first 12 hex digits of the SHA-256 of its resolved scenario (which
+// holds the seed and every override), so the same scenario and seed give
+// the same ID and any other run another.
+func RunID(r *fleet.Results) string {
+	sum := sha256.Sum256([]byte(r.Resolved + "\nseed = " + strconv.FormatUint(r.Seed, 10) + "\n"))
+	return hex.EncodeToString(sum[:6])
 }
 
 // promName is an OpenTelemetry name as Prometheus writes it: every

@@ -2,6 +2,7 @@ package viz
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +128,62 @@ func promtoolChecks(t *testing.T, export []byte) {
 	backfill := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", file, filepath.Join(dir, "data"))
 	if out, err := backfill.CombinedOutput(); err != nil || !strings.Contains(string(out), "BLOCK ULID") {
 		t.Errorf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+}
+
+// TestOpenMetricsLabelsEachRunAndKeepsZeros: every sample carries the
+// run's seed and ID, so that two seeds backfilled into one Prometheus
+// stay two series; and a series that stayed at zero is written too (an
+// exporter reports a counter at zero).
+func TestOpenMetricsLabelsEachRunAndKeepsZeros(t *testing.T) {
+	t.Parallel()
+	r, _ := libraryRun(t)
+	var b bytes.Buffer
+	if err := WriteOpenMetrics(&b, r, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := `xdssim_run="` + RunID(r) + `",xdssim_scenario="fallback-during-restarts",xdssim_seed="1"}`
+	zero := regexp.MustCompile(`(?m)^grpc_xds_client_resource_updates_invalid_total\{[^}]*\} 0 `)
+	if !strings.Contains(out, want) || !zero.MatchString(out) {
+		t.Errorf("the export lacks %s, or a zero-valued invalid-updates series:\n%.800s", want, out)
+	}
+	other := *r
+	other.Seed = 2
+	if RunID(&other) == RunID(r) {
+		t.Error("two seeds share a run ID")
+	}
+}
+
+// TestSeriesCSVIsTidy: one row per series and sample, every series of the
+// report and of A78, times one sample interval apart.
+func TestSeriesCSVIsTidy(t *testing.T) {
+	t.Parallel()
+	r, _ := libraryRun(t)
+	var b bytes.Buffer
+	if err := WriteSeriesCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + r.Samples*(len(r.Series)+len(r.XdsClientMetrics)); len(rows) != want {
+		t.Fatalf("%d rows, want a header and %d", len(rows), want-1)
+	}
+	if strings.Join(rows[0], ",") != "time_seconds,series,labels,value" {
+		t.Errorf("header %q", rows[0])
+	}
+	seen := map[string]bool{}
+	for _, row := range rows[1:] {
+		seen[row[1]] = true
+	}
+	for _, s := range []string{"rpc.clients_failing", "clients.running", "grpc.xds_client.connected", "grpc.xds_client.resources"} {
+		if !seen[s] {
+			t.Errorf("no series %s", s)
+		}
+	}
+	if rows[2][0] != formatSeconds(r.SampleInterval) {
+		t.Errorf("second row at %s, want one sample interval", rows[2][0])
 	}
 }

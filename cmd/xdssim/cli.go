@@ -468,9 +468,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	expectations := viz.Evaluate(res, s.Expect)
 	report := filepath.Join(out, "report.html")
-	files := []string{report, filepath.Join(out, "summary.json")}
+	files := []string{report, filepath.Join(out, "series.csv"), filepath.Join(out, "summary.json")}
 	writes := []func(io.Writer) error{
 		func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) },
+		func(w io.Writer) error { return viz.WriteSeriesCSV(w, res) },
 		func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) },
 	}
 	if f.given["metrics"] {

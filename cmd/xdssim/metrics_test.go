@@ -22,9 +22,13 @@ func TestRunWritesTheA78MetricsAsOpenMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(b)
+	if _, err := os.Stat(filepath.Join(dir, "series.csv")); err != nil {
+		t.Errorf("run wrote no series.csv: %v", err)
+	}
 	for _, want := range []string{
 		"# TYPE grpc_xds_client_connected gauge\n",
-		`grpc_xds_client_connected{grpc_target="xds:///echo",grpc_xds_server="primary",xdssim_group="web",xdssim_scenario="default"} 0 1748779200` + "\n",
+		`grpc_xds_client_connected{grpc_target="xds:///echo",grpc_xds_server="primary",xdssim_group="web",xdssim_run="`,
+		`",xdssim_scenario="default",xdssim_seed="1"} 0 1748779200` + "\n",
 		"# TYPE grpc_xds_client_server_failure_total counter\n",
 		"# EOF\n",
 	} {

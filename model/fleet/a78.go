@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/xdssim/xdssim/model/xdsclient"
@@ -183,21 +184,8 @@ func (a *a78Set) add(k, v int) { a.series[k].Values = append(a.series[k].Values,
 // a78Results returns the series, without those of resources in a cache
 // state no instance was ever in, nor counters that never counted.
 func (w *world) a78Results() []XdsClientMetric {
-	var out []XdsClientMetric
-	for _, s := range w.a78.series {
-		if s.Instrument != InstrumentConnected && s.Instrument != InstrumentServerFailure && allZero(s.Values) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func allZero(vs []float64) bool {
-	for _, v := range vs {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
+	// Every series, zero or not: an exporter reports a counter that
+	// stayed at zero, and a dashboard tells "nothing happened" from "no
+	// data" by it.
+	return slices.Clone(w.a78.series)
 }
