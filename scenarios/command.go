@@ -15,9 +15,20 @@ func Command(cmd, ref string, seed uint64, sets []string) string {
 		if strings.HasPrefix(strings.TrimSpace(s), "seed=") {
 			continue
 		}
-		words = append(words, "--set", ShellQuote(s))
+		flag, arg := OverrideFlag(s)
+		words = append(words, flag, ShellQuote(arg))
 	}
 	return strings.Join(words, " ")
+}
+
+// OverrideFlag returns the flag and argument that give an override: "key=v"
+// is --set key=v, "key+={...}" (an element appended to an array of tables)
+// is --add key={...}.
+func OverrideFlag(o string) (flag, arg string) {
+	if k, v, ok := strings.Cut(o, "="); ok && strings.HasSuffix(strings.TrimSpace(k), "+") {
+		return "--add", strings.TrimSuffix(strings.TrimSpace(k), "+") + "=" + v
+	}
+	return "--set", o
 }
 
 // ShellQuote quotes s for a POSIX shell unless it needs no quoting.

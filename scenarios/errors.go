@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -29,7 +30,8 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
 	case e.Override != "":
-		fmt.Fprintf(&b, "--set %s", e.Override)
+		flag, arg := OverrideFlag(e.Override)
+		fmt.Fprintf(&b, "%s %s", flag, arg)
 	case e.Pos.Line > 0:
 		fmt.Fprintf(&b, "%s:%d:%d", e.File, e.Pos.Line, e.Pos.Col)
 	default:
@@ -92,7 +94,35 @@ func (p *problems) keyError(path, format string, args ...any) {
 
 // valueError records a problem with a key's value: it points at the value.
 func (p *problems) valueError(path, format string, args ...any) {
-	p.add(path, false, fmt.Sprintf(format, args...))
+	p.add(path, false, didYouMean(fmt.Sprintf(format, args...)))
+}
+
+// enumMessage matches a message that lists the values a key takes and
+// the one it found: "expected one of: a, b, c, found "x"" or "expected a,
+// b or c, found "x"".
+var enumMessage = regexp.MustCompile(`expected (?:one of: )?([^"]+?),? found "([^"]*)"$`)
+
+// didYouMean adds to a message that lists a key's values the one the
+// value found was probably meant to be: found "server-dwn" among
+// server-down, server-restart, … says did you mean "server-down"?
+func didYouMean(msg string) string {
+	m := enumMessage.FindStringSubmatch(msg)
+	if m == nil || m[2] == "" {
+		return msg
+	}
+	var options []string
+	for _, part := range strings.Split(strings.ReplaceAll(m[1], " or ", ", "), ",") {
+		if o := strings.TrimSpace(part); o != "" && !strings.ContainsAny(o, " ()") {
+			options = append(options, o)
+		}
+	}
+	if len(options) < 2 {
+		return msg
+	}
+	if best, ok := nearest(m[2], options, max(2, len(m[2])/4)); ok && best != m[2] {
+		return msg + fmt.Sprintf("; did you mean %q?", best)
+	}
+	return msg
 }
 
 func (p *problems) add(path string, atKey bool, msg string) {

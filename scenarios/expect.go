@@ -65,7 +65,7 @@ func (s *Scenario) validateExpect(c *checker) {
 				"expected the summary.json path of a figure, such as \"fleet.starts\", found \"\"") &&
 			checkPaths {
 			c.check(slices.Contains(paths, e.Metric), p+".metric",
-				"no metric %q in summary.json%s", e.Metric, metricHint(e.Metric, paths))
+				"no metric %q in summary.json%s", e.Metric, MetricHint(e.Metric, paths))
 		}
 		if e.Min == nil && e.Max == nil && !c.p.bad[p+".min"] && !c.p.bad[p+".max"] {
 			c.check(false, p, "expected a bound: min = N, max = N, or both")
@@ -76,10 +76,10 @@ func (s *Scenario) validateExpect(c *checker) {
 	}
 }
 
-// metricHint helps with a metric path that is not in paths: the path it
+// MetricHint helps with a metric path that is not in paths: the path it
 // was probably meant to be, else the names one level below the longest part
 // of it that is a metric object ("xds", "control_plane.primary").
-func metricHint(metric string, paths []string) string {
+func MetricHint(metric string, paths []string) string {
 	if best, ok := nearest(metric, paths, max(2, len(metric)/5)); ok {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}

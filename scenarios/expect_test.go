@@ -191,11 +191,11 @@ func TestMetricHintNamesTheNearestPathOrWhatIsThere(t *testing.T) {
 		{"rpc.success_ratio", ` (its metrics are under: control_plane, fleet, xds)`},
 	}
 	for _, tt := range tests {
-		if got := metricHint(tt.metric, paths); got != tt.want {
-			t.Errorf("metricHint(%q) = %q, want %q", tt.metric, got, tt.want)
+		if got := MetricHint(tt.metric, paths); got != tt.want {
+			t.Errorf("MetricHint(%q) = %q, want %q", tt.metric, got, tt.want)
 		}
 	}
-	if got, want := metricHint("x", nil), " (a run of this scenario reports no metrics)"; got != want {
+	if got, want := MetricHint("x", nil), " (a run of this scenario reports no metrics)"; got != want {
 		t.Errorf("metricHint with no paths = %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,58 @@ func JSONSchema() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// profileFieldsSchema describes every field of an XdsClient profile: its
+// type, and the value each implementation ships (docs/model-fidelity.md,
+// "Profiles", says where each comes from).
+func profileFieldsSchema() obj {
+	var profiles []xdsclient.Profile
+	for _, name := range []string{"grpc-go", "grpc-java", "grpc-core", "spec"} {
+		p, _ := xdsclient.ProfileByName(name)
+		profiles = append(profiles, p)
+	}
+	props := obj{}
+	for _, f := range xdsclient.FieldNames() {
+		var ships []string
+		var values []string
+		for _, p := range profiles {
+			v, _ := p.Field(f)
+			ships = append(ships, p.Name+" "+v)
+			values = append(values, v)
+		}
+		o := obj{}
+		switch v := values[0]; {
+		case v == "true" || v == "false":
+			o = append(o, kv{"type", []string{"boolean", "string"}})
+		case isDurationText(v):
+			o = append(o, kv{"type", "string"}, kv{"pattern", durationPattern})
+		case isNumberText(v):
+			o = append(o, kv{"type", []string{"number", "string"}})
+		default:
+			o = append(o, kv{"type", "string"})
+		}
+		desc := "XdsClient profile field " + f + ". Ships as: " + strings.Join(ships, "; ") +
+			". A value the group's implementation does not ship is a what-if. docs/model-fidelity.md, Profiles, gives the source of each."
+		o = append(o, kv{"description", desc})
+		props = append(props, kv{f, o})
+	}
+	return obj{
+		{"type", "object"},
+		{"description", "Overrides single fields of the profile, by name. A value the implementation does not ship is a what-if (see what_if). Numbers must be finite, and the fields are checked as a whole: backoff_initial > 0, backoff_multiplier ≥ 1, 0 ≤ backoff_jitter < 1, backoff_max ≥ backoff_initial, both resource timeouts > 0. `xdssim validate` prints every field as each group runs it."},
+		{"additionalProperties", false},
+		{"properties", props},
+	}
+}
+
+func isDurationText(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil && s != "0"
+}
+
+func isNumberText(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 // durationPattern matches what time.ParseDuration reads.
@@ -378,6 +431,8 @@ func (g *schemaGen) typ(t reflect.Type, path string, c constraint) obj {
 		return obj{{"type", "array"}, {"items", g.object(t.Elem(), path+"[]")}}
 	case t.Kind() == reflect.Slice:
 		return obj{{"type", "array"}, {"items", g.typ(t.Elem(), path, c)}}
+	case t.Kind() == reflect.Map && path == "fleet.group[].profile_fields":
+		return profileFieldsSchema()
 	case t.Kind() == reflect.Map:
 		o := obj{{"type", "object"}, {"additionalProperties", obj{{"type", []string{"string", "boolean", "number"}}}}}
 		if c.enum != nil {

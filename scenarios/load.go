@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -179,6 +180,24 @@ func headerComment(data []byte) string {
 	return b.String()
 }
 
+// bareDuration matches a line that gives a key a duration without quotes
+// ("duration = 5m"), which TOML cannot read.
+var bareDuration = regexp.MustCompile(`^\s*([A-Za-z0-9_."-]+)\s*=\s*([-+]?[0-9][0-9.]*(?:ns|us|µs|ms|s|m|h)(?:[0-9.]+(?:ns|us|µs|ms|s|m|h))*)\s*(?:#.*)?$`)
+
+// bareDurationHint explains a TOML error on a line that gives a duration
+// without quotes: durations are strings.
+func bareDurationHint(doc string, line int) string {
+	lines := strings.Split(doc, "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	m := bareDuration.FindStringSubmatch(lines[line-1])
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("; a duration is a string in quotes: %s = %q", m[1], m[2])
+}
+
 // Parse decodes and validates a scenario document, then applies overrides:
 // each is "key.path=value", as given to --set, with value in TOML syntax (a
 // bare word that is not valid TOML is taken as a string, so
@@ -196,7 +215,7 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			return nil, ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
-				Msg: "malformed TOML: " + pe.Message}}
+				Msg: "malformed TOML: " + pe.Message + bareDurationHint(doc, pe.Position.Line)}}
 		}
 		return nil, ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
 	}

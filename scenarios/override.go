@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/xdssim/xdssim/model/xdsclient"
 )
 
 // applyOverride sets one --set key=value into the parsed document tree, so
@@ -17,8 +19,12 @@ func applyOverride(p *problems, tree map[string]any, arg string) {
 	}
 	key, raw, ok := strings.Cut(arg, "=")
 	key = strings.TrimSpace(key)
-	if !ok || key == "" {
+	if !ok || key == "" || key == "+" {
 		fail("expected key=value, such as fleet.group[0].clients=500")
+		return
+	}
+	if k, add := strings.CutSuffix(key, "+"); add {
+		appendOverride(p, tree, arg, strings.TrimSpace(k), raw)
 		return
 	}
 	parts, err := splitPath(key)
@@ -84,6 +90,74 @@ func applyOverride(p *problems, tree map[string]any, arg string) {
 		}
 		node = arr[part.index]
 	}
+}
+
+// appendOverride appends the table raw to the array of tables at key
+// (--add fault={...}, given to Parse as "fault+={...}"), creating the
+// array when the scenario has none; the element is decoded and validated
+// like the file's, its problems recorded against the addition.
+func appendOverride(p *problems, tree map[string]any, arg, key, raw string) {
+	fail := func(format string, args ...any) {
+		p.errs = append(p.errs, &Error{File: p.file, Override: arg, Msg: fmt.Sprintf(format, args...)})
+	}
+	parts, err := splitPath(key)
+	if err != nil {
+		fail("malformed key %q: %v", key, err)
+		return
+	}
+	if parts[len(parts)-1].index >= 0 {
+		fail("--add appends to an array of tables: name the array, such as fault, not an element")
+		return
+	}
+	val, err := parseValue(raw)
+	if err != nil {
+		fail("%v", err)
+		return
+	}
+	elem, ok := val.(map[string]any)
+	if !ok {
+		fail("expected an inline table to append to %s, such as {kind = \"server-down\", at = \"1m\"}", key)
+		return
+	}
+	var path string
+	node := tree
+	for _, part := range parts[:len(parts)-1] {
+		path = joinPath(path, part.key)
+		cur := node[part.key]
+		if part.index >= 0 {
+			arr, isArray := cur.([]map[string]any)
+			if !isArray || part.index >= len(arr) {
+				fail("%s has no element %d", path, part.index)
+				return
+			}
+			path = fmt.Sprintf("%s[%d]", path, part.index)
+			node = arr[part.index]
+			continue
+		}
+		m, isTable := cur.(map[string]any)
+		if cur == nil {
+			m, isTable = map[string]any{}, true
+			node[part.key] = m
+		}
+		if !isTable {
+			fail("%s is not a table", path)
+			return
+		}
+		node = m
+	}
+	last := parts[len(parts)-1].key
+	path = joinPath(path, last)
+	var arr []map[string]any
+	switch cur := node[last].(type) {
+	case nil:
+	case []map[string]any:
+		arr = cur
+	default:
+		fail("%s is not an array of tables", path)
+		return
+	}
+	node[last] = append(arr, elem)
+	p.overrides[fmt.Sprintf("%s[%d]", path, len(arr))] = arg
 }
 
 // parseValue reads an override's value as TOML; what is not a valid TOML
@@ -166,4 +240,28 @@ func splitPath(s string) ([]pathPart, error) {
 		}
 	}
 	return parts, nil
+}
+
+// ProfileComment lists, as TOML comments, every field of each group's
+// XdsClient profile as the group's clients run it, the profile's own
+// values with the group's profile_fields applied: what `xdssim validate`
+// prints after the resolved scenario, so that a user sees the ADS backoff
+// and the timers a group really has.
+func (s *Scenario) ProfileComment() string {
+	cfg := s.FleetConfig()
+	var b strings.Builder
+	for _, g := range cfg.Groups {
+		if len(g.Servers) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n# group %s runs the %s profile: every field as its clients run it\n# (profile_fields.<name> overrides one; docs/model-fidelity.md, Profiles):\n", g.Name, g.Profile.Name)
+		for _, f := range xdsclient.FieldNames() {
+			v, err := g.Profile.Field(f)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "#   %s = %s\n", f, strconv.Quote(v))
+		}
+	}
+	return b.String()
 }

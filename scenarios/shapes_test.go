@@ -50,7 +50,7 @@ func TestShapeKeysRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 			[]string{`s.toml:5:24: control_plane[0].service[0].endpoint_weights[1]: expected a weight from 1 to 4294967295 (a client NACKs 0), found 0`}},
 		{"an unknown resource kind",
 			"[[control_plane]]\nname = \"p\"\n[[control_plane.service]]\nname = \"s\"\nwithhold = [\"routes\"]\n[[fleet.group]]\nclients = 1\n",
-			[]string{`s.toml:5:13: control_plane[0].service[0].withhold[0]: expected one of: listener, route, cluster, endpoints, found "routes"`}},
+			[]string{`s.toml:5:13: control_plane[0].service[0].withhold[0]: expected one of: listener, route, cluster, endpoints, found "routes"; did you mean "route"?`}},
 		{"a change to a cluster the service lacks",
 			splitService + "[[fleet.group]]\nclients = 1\n[[change]]\naction = \"delete_service\"\nservice = \"shop\"\ncluster = \"beta\"\nresources = [\"cluster\"]\n",
 			[]string{`s.toml:17:11: change[0].cluster: service "shop" has no cluster "beta" (clusters: stable, canary)`}},

@@ -214,3 +214,50 @@ func TestKeysNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestAMisspelledValueGetsItsNearestName: a key that takes one of a few
+// names says which one a misspelled value was probably meant to be; a
+// duration written without quotes is explained.
+func TestAMisspelledValueGetsItsNearestName(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{"[[fleet.group]]\nclients = 2\nprofile = \"grpc-goo\"\n",
+			`s.toml:3:11: fleet.group[0].profile: expected grpc-go, grpc-java, grpc-core or spec, found "grpc-goo"; did you mean "grpc-go"?`},
+		{"[[fleet.group]]\nclients = 2\n[[fault]]\nkind = \"server-dwn\"\nat = \"1s\"\nduration = \"1s\"\n",
+			`did you mean "server-down"?`},
+		{"duration = 5m\n[[fleet.group]]\nclients = 2\n",
+			`s.toml:1:13: malformed TOML: expected a top-level item to end with a newline, comment, or EOF, but got 'm' instead; a duration is a string in quotes: duration = "5m"`},
+	} {
+		_, err := Parse(&Source{File: "s.toml", Name: "s", Data: []byte(tt.doc)}, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.doc, err, tt.want)
+		}
+	}
+	if got := didYouMean(`expected one of: a-long-name, another-name, found "zzz"`); strings.Contains(got, "did you mean") {
+		t.Errorf("a value far from every name got a suggestion: %s", got)
+	}
+}
+
+// TestAnAdditionAppendsAnElementValidatedLikeTheFile: --add key={...}
+// (an override "key+={...}") appends a table to an array of tables,
+// creating the array when the file has none; its problems name the
+// addition.
+func TestAnAdditionAppendsAnElementValidatedLikeTheFile(t *testing.T) {
+	src := &Source{File: "s.toml", Name: "s", Data: []byte("duration = \"3m\"\n[[fleet.group]]\nclients = 2\n")}
+	s, err := Parse(src, []string{`fault+={kind = "server-down", at = "1m", duration = "30s"}`, `fault+={kind = "server-restart", at = "2m", duration = "5s"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Faults) != 2 || s.Faults[1].Kind != "server-restart" {
+		t.Errorf("faults %+v", s.Faults)
+	}
+	for _, tt := range []struct{ add, want string }{
+		{`fault+={kind = "server-dwn", at = "1m"}`, `--add fault={kind = "server-dwn", at = "1m"}: fault[0].kind: expected one of:`},
+		{`fault[0]+={kind = "x"}`, "--add appends to an array of tables: name the array"},
+		{`duration+={a = 1}`, "duration is not an array of tables"},
+		{`fault+=3`, "expected an inline table to append to fault"},
+	} {
+		if _, err := Parse(src, []string{tt.add}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.add, err, tt.want)
+		}
+	}
+}

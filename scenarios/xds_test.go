@@ -47,7 +47,7 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown server feature",
 			doc:  withServers + "server_features = [\"ignore_resource_deletions\"]\n",
-			want: []string{`s.toml:9:20: fleet.group[0].server_features[0]: expected one of: ignore_resource_deletion, fail_on_data_errors, resource_timer_is_transient_error, found "ignore_resource_deletions"`},
+			want: []string{`s.toml:9:20: fleet.group[0].server_features[0]: expected one of: ignore_resource_deletion, fail_on_data_errors, resource_timer_is_transient_error, found "ignore_resource_deletions"; did you mean "ignore_resource_deletion"?`},
 		},
 		{
 			name: "distribution key the distribution does not use",

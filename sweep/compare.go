@@ -97,7 +97,7 @@ func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Compar
 	for _, m := range metrics {
 		for i, v := range []Variant{a, b} {
 			if !slices.Contains(paths[i], m) {
-				return nil, fmt.Errorf("%s reports no metric %q", v.Name, m)
+				return nil, fmt.Errorf("%s reports no metric %q%s", v.Name, m, scenarios.MetricHint(m, paths[i]))
 			}
 		}
 	}

@@ -157,7 +157,7 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	for _, m := range metrics {
 		if !slices.Contains(p.Metrics, m) {
 			if !slices.Contains(paths, m) {
-				return nil, fmt.Errorf("sweep: no metric %q in %s's summary.json", m, base.Name)
+				return nil, fmt.Errorf("sweep: no metric %q in %s's summary.json%s", m, base.Name, scenarios.MetricHint(m, paths))
 			}
 			p.Metrics = append(p.Metrics, m)
 		}

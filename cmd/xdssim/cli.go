@@ -139,7 +139,7 @@ summary.json to the output directory. The seed and where the report went are
 printed; when the scenario has expectations ([[expect]]), a pass/FAIL table of
 them is printed on stdout, even with --quiet, and a breached one exits 3 with
 the command that reproduces the run.`,
-	flags: []flagDoc{flagSeed, flagSet,
+	flags: []flagDoc{flagSeed, flagSet, flagAdd,
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>)", dir: true},
 		{name: "quiet", doc: "print only the seed, the report path and the expectations"},
 		{name: "metrics", arg: "FILE", doc: "also write the gRFC A78 XdsClient metrics as OpenMetrics text with timestamps", file: true},
@@ -165,7 +165,7 @@ var validateCommand = command{
 of a run's peak memory and events is printed on stderr; a scenario whose
 estimate is above --max-memory or --max-events is refused (exit 2), as run
 would refuse it.`,
-	flags: []flagDoc{flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce},
+	flags: []flagDoc{flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce},
 	run:   cmdValidate,
 }
 
@@ -207,6 +207,17 @@ type setFlag struct{ sets *[]string }
 func (s setFlag) String() string     { return "" }
 func (s setFlag) Set(v string) error { *s.sets = append(*s.sets, v); return nil }
 
+// addFlag takes --add key={...} as the override "key+={...}", which
+// scenarios.Parse reads as appending an element to the array of tables.
+type addFlag struct{ add func(string) }
+
+func (a addFlag) String() string { return "" }
+func (a addFlag) Set(v string) error {
+	key, val, _ := strings.Cut(v, "=") // a missing table is Parse's error, naming the --add
+	a.add(strings.TrimSpace(key) + "+=" + val)
+	return nil
+}
+
 // parseFlags parses flags that may stand before, between or after the
 // positional arguments.
 func parseFlags(name string, args []string, run bool) (*runFlags, error) {
@@ -215,6 +226,7 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.seed, "seed", "", "")
 	fs.Var(setFlag{&f.sets}, "set", "")
+	fs.Var(addFlag{func(v string) { f.sets = append(f.sets, v) }}, "add", "")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "")
 	fs.StringVar(&f.memprofile, "memprofile", "", "")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "")
@@ -323,7 +335,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err := lim.check(est); err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, s.TOML())
+	_, err = io.WriteString(stdout, s.TOML()+s.ProfileComment())
 	return err
 }
 

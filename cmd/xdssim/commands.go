@@ -70,6 +70,7 @@ type flagDoc struct {
 var (
 	flagSeed = flagDoc{name: "seed", arg: "N", doc: "the run seed (overrides the scenario's seed)"}
 	flagSet  = flagDoc{name: "set", arg: "key=value", doc: "override any scenario key by its path, e.g. --set fleet.group[0].clients=500 (repeatable)"}
+	flagAdd  = flagDoc{name: "add", arg: "key={...}", doc: "append an element to an array of tables, e.g. --add 'fault={kind=\"server-down\", at=\"1m\", duration=\"30s\"}' (repeatable)"}
 	// flagExactRPCs turns off the bulk accounting of steady RPCs
 	// (docs/performance.md, "Steady RPCs in bulk").
 	flagExactRPCs = flagDoc{name: "exact-rpcs", doc: "take every RPC one by one instead of accounting steady RPCs in bulk: another sample of the same distribution, several times slower, to check a figure without the bulk path"}
@@ -275,9 +276,14 @@ func (c *command) parse(args []string) (flagValues, []string, error) {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for _, f := range c.flags {
-		if f.arg == "" {
+		switch {
+		case f.name == "add":
+			// An addition is an override of its own kind, in order with
+			// the --set flags.
+			fs.Var(addFlag{func(v string) { vals["set"] = append(vals["set"], v) }}, f.name, "")
+		case f.arg == "":
 			fs.Var(boolValue{vals, f.name}, f.name, "")
-		} else {
+		default:
 			fs.Var(repeated{vals, f.name}, f.name, "")
 		}
 	}

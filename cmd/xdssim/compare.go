@@ -39,7 +39,7 @@ written; any breach exits 3 after the outputs are written.`,
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
 		{name: "quiet", doc: "print only where the report went"},
-		flagSeed, flagSet, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
 	exec: cmdCompare,
 }
@@ -86,7 +86,8 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		resolved[i] = s
 		name := refs[i]
 		for _, o := range sets {
-			name += " --set " + scenarios.ShellQuote(o)
+			flag, arg := scenarios.OverrideFlag(o)
+			name += " " + flag + " " + scenarios.ShellQuote(arg)
 		}
 		variants[i] = sweep.Variant{Name: name, Src: src, Sets: sets}
 	}
