@@ -361,23 +361,17 @@ func (h *Header) ConditionValues(c int) []string {
 }
 
 // SettingSets returns the --set overrides of setting s's knobs alone:
-// what to deploy.
-func (h *Header) SettingSets(s int) []string {
-	ks := h.byRole(scenarios.Knob)
-	vs := h.comboValues(ks, s)
-	out := make([]string, len(ks))
-	for j, i := range ks {
-		out[j] = h.Params[i].Key + "=" + vs[j]
-	}
-	return out
-}
+// what to deploy. ConditionSets returns those of condition c.
+func (h *Header) SettingSets(s int) []string   { return h.comboSets(scenarios.Knob, s) }
+func (h *Header) ConditionSets(c int) []string { return h.comboSets(scenarios.Condition, c) }
 
-// ConditionSets returns the --set overrides of condition c alone.
-func (h *Header) ConditionSets(c int) []string {
-	cs := h.byRole(scenarios.Condition)
-	vs := h.comboValues(cs, c)
-	out := make([]string, len(cs))
-	for j, i := range cs {
+// comboSets returns the --set overrides of combination c of the params of
+// role.
+func (h *Header) comboSets(role string, c int) []string {
+	ps := h.byRole(role)
+	vs := h.comboValues(ps, c)
+	out := make([]string, len(ps))
+	for j, i := range ps {
 		out[j] = h.Params[i].Key + "=" + vs[j]
 	}
 	return out

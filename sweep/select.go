@@ -114,18 +114,6 @@ func knConstants(k, n0 int, alpha float64) float64 {
 	return 2 * eta * float64(n0-1)
 }
 
-// knPair is Kim and Nelson's comparison of systems i and l on their
-// common seeds, seen at the looks (numbers of seeds) that have been
-// reached.
-type knPair struct {
-	// Loser is i or l when one was eliminated at some look, else -1.
-	Loser int
-	// Done says the pair needs no more seeds: one was eliminated, or the
-	// seeds reached KN's last stage for the pair, where W is 0 and the
-	// better mean wins (equal means: indifferent).
-	Done bool
-}
-
 // knCompare compares systems i and l, whose values per seed are xi and xl
 // (the same seeds in the same order; NaN where a run reported nothing),
 // for objective o, with first stage n0, h² and indifference zone delta,

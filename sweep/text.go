@@ -73,18 +73,16 @@ func (r *Result) CheckText(i int, k Check) string {
 	if con.Mean {
 		return fmt.Sprintf("%s: mean in [%s, %s]", k.Verdict, FormatFigure(k.Low), FormatFigure(k.High))
 	}
-	risk := "risk ≤ " + percent(k.High)
+	risk := "risk ≤ " + Percent(k.High)
 	if k.Verdict == Breaks {
-		risk = "risk ≥ " + percent(k.Low)
+		risk = "risk ≥ " + Percent(k.Low)
 	}
 	return fmt.Sprintf("%s: %d of %d breach (%s)", k.Verdict, k.Breaches, k.N, risk)
 }
 
-// percent writes a share as a percentage: 0.05 as "5 %".
-func percent(v float64) string { return FormatFigure(100*v) + " %" }
-
-// Percent writes a share as the outputs write percentages.
-func Percent(v float64) string { return percent(v) }
+// Percent writes a share as the outputs write percentages: 0.05 as
+// "5 %".
+func Percent(v float64) string { return FormatFigure(100*v) + " %" }
 
 // without returns xs without x.
 func without(xs []int, x int) []int {
@@ -111,7 +109,7 @@ func (r *Result) SureText(p Pick) string {
 		return "the only setting not known to break a constraint"
 	case p.Separated:
 		return fmt.Sprintf("selected with a probability of correct selection of at least %s when it is at least %s better than every other (indifference zone %s; Kim and Nelson's procedure)",
-			percent(p.PCS), FormatFigure(p.Delta), r.Indifference)
+			Percent(p.PCS), FormatFigure(p.Delta), r.Indifference)
 	}
 	return fmt.Sprintf("not separated from %s within %d seeds at an indifference zone of %s: no probability of correct selection is claimed",
 		r.SettingsText(others), r.MaxSeeds, FormatFigure(p.Delta))
