@@ -44,7 +44,7 @@ var policyRow = regexp.MustCompile("(?m)^\\| ([^|`]+) \\| `([^`]+)` \\| `([^`]+)
 // the one given, and whose value to try is accepted without what_if
 // exactly when the row says it is deployable. So the table's "deployable
 // today?" cannot drift from what validation (whatif.go) enforces.
-// Reference: DESIGN.md, "Faithful by default, what-if by name".
+// Reference: docs/architecture.md, "Faithful by default, what-if by name".
 func TestPolicyKeysAreLabelledAsTheLoaderTreatsThem(t *testing.T) {
 	doc, err := os.ReadFile("../docs/scenario-reference.md")
 	if err != nil {

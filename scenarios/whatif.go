@@ -16,7 +16,7 @@ import (
 // truth of the world (servers, faults, backends). A setting that only a
 // change to a gRPC implementation could give is a what-if: the scenario
 // must ask for it with what_if = true, and the summary and the report list
-// it (DESIGN.md, "Faithful by default, what-if by name").
+// it (docs/architecture.md, "Faithful by default, what-if by name").
 
 // whatIfs returns the settings of s that no shipping client can be
 // configured to have, in the order they stand in the scenario.

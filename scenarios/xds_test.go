@@ -272,7 +272,7 @@ func TestChannelsDefaultToTheirImplementation(t *testing.T) {
 		})
 	}
 	// Reference: grpc doc/connection-backoff.md; network.BackoffConfigOf (each
-	// implementation's source); DESIGN.md ("Defaults are the real ones").
+	// implementation's source); docs/architecture.md, Fidelity rules ("Defaults are the real ones").
 }
 
 // TestBadChannelValuesAreRejected checks the channels' ranges.
@@ -352,7 +352,7 @@ func TestWhatIfsAreRefusedUnlessAskedFor(t *testing.T) {
 			}
 		})
 	}
-	// Reference: DESIGN.md, "Faithful by default, what-if by name"; gRFC A44
+	// Reference: docs/architecture.md, "Faithful by default, what-if by name"; gRFC A44
 	// (retry throttling); grpc-go grpc.WithConnectParams; C-core subchannel.cc
 	// reconnect channel args.
 }

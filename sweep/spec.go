@@ -16,7 +16,7 @@
 // Every run is a deterministic run of the resolved scenario, and results
 // are collected by run index, never by completion order, so a sweep's
 // outputs are byte-identical whatever the number of workers or shards
-// (DESIGN.md, "Sweeps and sharding").
+// (docs/architecture.md, "Sweeps and sharding").
 package sweep
 
 import (

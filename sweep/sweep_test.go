@@ -61,7 +61,7 @@ func TestGridVariesTheFirstParamSlowestAndRunsSeedBySeed(t *testing.T) {
 
 // TestOutputsDoNotDependOnWorkersOrShards: one worker, three workers, and
 // four shards merged give byte-identical sweep.json and sweep.csv.
-// Reference: DESIGN.md, "Sweeps and sharding".
+// Reference: docs/architecture.md, "Sweeps and sharding".
 func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 	p := testPlan(t, nil)
 	outputs := func(res *Result) string {

@@ -5,7 +5,7 @@
 //
 // Both outputs are pure functions of a fleet.Results and the scenario's
 // expectations checked against it (Evaluate): the same Results give the
-// same bytes, on any machine (DESIGN.md, Determinism contract). Nothing
+// same bytes, on any machine (docs/architecture.md, Determinism contract). Nothing
 // here reads a clock, a random source or the environment.
 //
 // The echarts runtime lives in assets/ (echarts.min.js, vendored byte for

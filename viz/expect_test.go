@@ -156,7 +156,7 @@ func TestWriteExpectationsPrintsAnAlignedTable(t *testing.T) {
 // TestSummaryListsExpectationsAfterTheHeader pins the "expectations" array
 // byte for byte: after the header keys, before the metrics, in the
 // scenario's order, each bound only when given, a value the run did not
-// report as null. Reference: DESIGN.md, Outputs (summary.json).
+// report as null. Reference: docs/architecture.md, Outputs.
 func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
 	r := &fleet.Results{
 		Scenario: "gate",

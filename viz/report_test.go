@@ -350,7 +350,7 @@ func TestReportEscapesScenarioText(t *testing.T) {
 
 // TestReportOfARunIsByteIdentical checks the determinism contract on a
 // real run: two runs of the same scenario and seed give the same report.
-// Reference: DESIGN.md, Determinism contract.
+// Reference: docs/architecture.md, Determinism contract.
 func TestReportOfARunIsByteIdentical(t *testing.T) {
 	t.Parallel()
 	s, err := scenarios.Load(scenarios.DefaultName, nil)
@@ -484,7 +484,7 @@ func TestReportIsSelfContained(t *testing.T) {
 }
 
 // TestReportIsByteIdentical checks the determinism contract: two renders of
-// the same Results are the same bytes. Reference: DESIGN.md, Determinism
+// the same Results are the same bytes. Reference: docs/architecture.md, Determinism
 // contract.
 func TestReportIsByteIdentical(t *testing.T) {
 	t.Parallel()
@@ -739,7 +739,7 @@ func TestRecoveryChartOnlyWhenSomethingRecovered(t *testing.T) {
 // TestReportLabelsAHypotheticalRun checks the header's banner for a run
 // with what-ifs: every setting, its value, what ships and why, escaped;
 // a faithful run has no banner.
-// Reference: DESIGN.md, "Faithful by default, what-if by name".
+// Reference: docs/architecture.md, "Faithful by default, what-if by name".
 func TestReportLabelsAHypotheticalRun(t *testing.T) {
 	t.Parallel()
 	r := fixture(2, 10)

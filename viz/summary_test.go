@@ -14,7 +14,7 @@ import (
 // TestSummaryKeyOrderAndNesting pins summary.json byte for byte: the header
 // keys first in their fixed order, then the metrics nested by dotted path
 // with keys sorted at every level, 2-space indentation, a final newline.
-// Reference: DESIGN.md, Outputs (summary.json) and Determinism contract.
+// Reference: docs/architecture.md, Outputs and Determinism contract.
 func TestSummaryKeyOrderAndNesting(t *testing.T) {
 	r := &fleet.Results{
 		Scenario: "primary-outage",
@@ -250,7 +250,7 @@ func TestLookupResolvesDottedPaths(t *testing.T) {
 // TestSummaryListsTheWhatIfs checks that a hypothetical run says so: its
 // what-ifs come right after the header keys, each with its key, value,
 // what shipping clients have and why; a faithful run has no "what_if".
-// Reference: DESIGN.md, "Faithful by default, what-if by name".
+// Reference: docs/architecture.md, "Faithful by default, what-if by name".
 func TestSummaryListsTheWhatIfs(t *testing.T) {
 	r := &fleet.Results{Scenario: "s", Seed: 1, Clients: 1, Duration: time.Second,
 		WhatIf: []fleet.WhatIf{{Key: "fleet.group[0].rpc.throttle_max_tokens", Value: "10", Ships: "0", Why: `no "retryThrottling"`}}}

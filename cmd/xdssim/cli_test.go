@@ -264,7 +264,7 @@ func writeScenario(t *testing.T, doc string) string {
 // TestRunChecksTheScenarioExpectations pins the CI gate: the run prints a
 // pass/FAIL table of the expectations on stdout, even with --quiet, before
 // the report path, writes them into summary.json, and exits 0 when all
-// pass and 3 when any is breached. Reference: DESIGN.md, CLI conventions.
+// pass and 3 when any is breached. Reference: docs/architecture.md, CLI conventions.
 func TestRunChecksTheScenarioExpectations(t *testing.T) {
 	file := writeScenario(t, gateScenario)
 	tests := []struct {

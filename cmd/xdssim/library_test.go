@@ -99,7 +99,7 @@ func runSummary(t *testing.T, src *scenarios.Source, sets []string) ([]byte, []v
 // fleet scaled down (see reduced), unless it keeps its full size
 // ("# test: full-size (why)"), twice: the expectations it carries must
 // hold, and the two runs must write byte-identical summary.json.
-// Reference: DESIGN.md, "Determinism contract".
+// Reference: docs/architecture.md, "Determinism contract".
 func TestLibraryScenariosAtReducedSize(t *testing.T) {
 	for _, e := range scenarios.Library() {
 		t.Run(e.Name, func(t *testing.T) {

@@ -152,7 +152,7 @@ func TestSweepExitCodes(t *testing.T) {
 // TestShardedSweepMergesToTheSameBytes: four shards, one of them told its
 // index by JOB_COMPLETION_INDEX as a Kubernetes Indexed Job does, merged,
 // write byte for byte the sweep.json, sweep.csv and sweep.html of one
-// unsharded sweep. Reference: DESIGN.md, "Sweeps and sharding".
+// unsharded sweep. Reference: docs/architecture.md, "Sweeps and sharding".
 func TestShardedSweepMergesToTheSameBytes(t *testing.T) {
 	whole, shards := t.TempDir(), t.TempDir()
 	if code, _, stderr := runMain(t, "sweep", outage, "--out", whole, "--quiet"); code != exitOK {

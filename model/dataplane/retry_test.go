@@ -466,7 +466,7 @@ func TestBackoffIsAFunctionOfTheStream(t *testing.T) {
 			t.Errorf("%v: Backoff drew other than one number per call", j)
 		}
 	}
-	// Reference: DESIGN.md, Determinism contract.
+	// Reference: docs/architecture.md, Determinism contract.
 }
 
 // TestDeadlineCutsRetriesShort checks that no attempt starts at or after
@@ -684,7 +684,7 @@ func TestCallRejectsInputsOutOfOrder(t *testing.T) {
 			}
 		})
 	}
-	// Reference: DESIGN.md, Style ("Invariants asserted where they can
+	// Reference: docs/architecture.md, Style ("Invariants asserted where they can
 	// break"); go.etcd.io/raft raft.go (Step rejects messages its state
 	// cannot take).
 }
@@ -707,7 +707,7 @@ func TestCallAllocatesNothing(t *testing.T) {
 	if size := unsafe.Sizeof(Call{}); size > 32 {
 		t.Errorf("Call is %d bytes, want at most 32", size)
 	}
-	// Reference: DESIGN.md, Performance rules and Per-client state is compact.
+	// Reference: docs/architecture.md, Performance rules.
 }
 
 // oneRPCWithRetries runs an RPC that fails twice with UNAVAILABLE and then

@@ -61,7 +61,7 @@ type Config struct {
 }
 
 // WhatIf is one hypothetical setting of a scenario: a value only a change
-// to a gRPC implementation could give (DESIGN.md, "Faithful by default,
+// to a gRPC implementation could give (docs/architecture.md, "Faithful by default,
 // what-if by name").
 type WhatIf struct {
 	// Key is the scenario key ("fleet.group[0].rpc.throttle_max_tokens").

@@ -8,7 +8,7 @@ import (
 
 // The rules a trace names. Each TraceEvent says which rule made it
 // happen: the gRFC section, or the real client's function, that the model
-// follows at that step (DESIGN.md, "Fidelity rules"). The rule of an
+// follows at that step (docs/architecture.md, "Fidelity rules"). The rule of an
 // XdsClient effect depends on the input that produced it and on the
 // profile, so the fleet tags each queued effect with its input.
 

@@ -75,7 +75,7 @@ func TestNoConfigCauseTellsReachableFromUnreachable(t *testing.T) {
 			}
 		})
 	}
-	// The simulator's ground truth (DESIGN.md, root causes): a READY
+	// The simulator's ground truth (docs/architecture.md, Fidelity rules): a READY
 	// channel whose messages the network delivers reaches its server.
 }
 

@@ -126,7 +126,7 @@ func TestClientRefsNameAClientAndMaybeOneTarget(t *testing.T) {
 }
 
 // TestTraceNamesTheRuleOfEveryEvent: every event a traced run reports
-// names the rule it follows (DESIGN.md, "Every state transition cites its
+// names the rule it follows (docs/architecture.md, Fidelity rules ("every behaviour cites its
 // source").
 func TestTraceNamesTheRuleOfEveryEvent(t *testing.T) {
 	cfg := outageFleet(5, xdsclient.GRPCJava(), 1)

@@ -526,8 +526,8 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 
 // decodeCache decodes and validates each resource once: servers share one
 // *anypb.Any per (server, resource, version), so every client that
-// receives it shares one *xdsclient.Decoded (DESIGN.md, "Immutable data
-// is shared").
+// receives it shares one *xdsclient.Decoded (docs/architecture.md,
+// "Performance rules": what is immutable is shared).
 type decodeCache map[*anypb.Any]*xdsclient.Decoded
 
 func (dc decodeCache) response(resp *discoverypb.DiscoveryResponse) *xdsclient.DecodedResponse {

@@ -197,5 +197,5 @@ func TestBackoffConfigValidateNamesTheBadValue(t *testing.T) {
 			}
 		})
 	}
-	// Reference: DESIGN.md, Style ("errors that read as sentences with context").
+	// Reference: docs/architecture.md, Style ("errors that read as sentences with context").
 }

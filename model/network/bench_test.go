@@ -113,7 +113,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			t.Errorf("%s path: %v allocations per run, want 0", tt.name, n)
 		}
 	}
-	// Reference: DESIGN.md, Performance rules ("no allocation per event in steady state").
+	// Reference: docs/architecture.md, Performance rules ("no allocation per event in steady state").
 }
 
 // BenchmarkMessagePath measures one message: fault query, latency draw,

@@ -452,5 +452,5 @@ func TestChannelIsSmall(t *testing.T) {
 	if n := unsafe.Sizeof(Stream{}); n > 40 {
 		t.Errorf("Stream is %d bytes, want <= 40", n)
 	}
-	// Reference: DESIGN.md, Performance rules ("Per-client state is compact").
+	// Reference: docs/architecture.md, Performance rules ("Per-client state is compact").
 }

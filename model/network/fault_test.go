@@ -155,7 +155,7 @@ func TestPartitionByFractionIsDeterministicAndStable(t *testing.T) {
 	if slices.Equal(large, chosen(f, 1, 10_000)) {
 		t.Error("another fault index chose the same clients")
 	}
-	// Reference: DESIGN.md, Determinism contract ("adding client 10 001 does not change
+	// Reference: docs/architecture.md, Determinism contract ("adding client 10 001 does not change
 	// clients 1-10 000").
 }
 
@@ -179,7 +179,7 @@ func TestMessageLossIsDeterministic(t *testing.T) {
 	if lost < 900 || lost > 1100 {
 		t.Errorf("lost %d of 10000, want about 1000", lost)
 	}
-	// Reference: DESIGN.md, Determinism contract.
+	// Reference: docs/architecture.md, Determinism contract.
 }
 
 // TestFaultEdgesAreOrderedAndSayWhatToDo checks the edge list: every start
@@ -247,7 +247,7 @@ func TestNewFaultsRejectsInvalidFaults(t *testing.T) {
 			t.Errorf("NewFaults(%+v) = %v, want an error containing %q", tt.fault, err, tt.want)
 		}
 	}
-	// Reference: DESIGN.md, Style ("errors carry context").
+	// Reference: docs/architecture.md, Style ("errors carry context").
 }
 
 // TestStreamResetAfterTakesTheStrictestActiveFault checks the query the
@@ -315,5 +315,5 @@ func TestNewFaultsCopiesItsInput(t *testing.T) {
 	if got := f.Fault(0); got.Kind != Blackhole || got.Servers[0] != 0 {
 		t.Errorf("plan changed with its input: %+v", got)
 	}
-	// Reference: DESIGN.md, Immutable data is shared.
+	// Reference: docs/architecture.md, Performance rules.
 }

@@ -109,7 +109,7 @@ func TestLateMessageForDeadStreamIsDropped(t *testing.T) {
 	if got := StreamIDFromArg(cur.Arg()); got != cur {
 		t.Errorf("StreamIDFromArg(Arg()) = %v, want %v", got, cur)
 	}
-	// Reference: DESIGN.md, Performance rules ("Timers cancel lazily (generation
+	// Reference: docs/architecture.md, Performance rules ("Timers cancel lazily (generation
 	// counters)"); the brief of issue #4 (stream id + generation).
 }
 

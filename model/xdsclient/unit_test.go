@@ -266,7 +266,7 @@ func TestLegacyMapping(t *testing.T) {
 }
 
 // TestInputInThePastPanics asserts the invariant that an event never runs
-// in the past (DESIGN.md, "Style").
+// in the past (docs/architecture.md, "Style").
 func TestInputInThePastPanics(t *testing.T) {
 	c, _ := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: GRPCGo()})
 	c.Watch(time.Second, LDS, "L1", 1)

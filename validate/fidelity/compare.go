@@ -23,8 +23,8 @@ import (
 //   - Backoff jitter: after a connectivity outage, a client reconnects on
 //     its next retry, and the retry times are random (1 s, then ×1.6 each
 //     time with a uniform factor in [0.8, 1.2]: grpc-go
-//     internal/backoff and the channel's connection backoff, DESIGN.md
-//     defaults). The two runs draw different factors, so a time that
+//     internal/backoff and the channel's connection backoff, the defaults
+//     in docs/model-fidelity.md). The two runs draw different factors, so a time that
 //     falls after an outage may lie anywhere in the band of the possible
 //     first retries after it. [Outage] derives the band.
 type Tolerance struct {
