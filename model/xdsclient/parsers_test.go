@@ -1,0 +1,71 @@
+package xdsclient
+
+import (
+	"strings"
+	"testing"
+
+	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	leastrequestpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
+	roundrobinpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/round_robin/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// TestClusterLBPolicyByImplementation: the implementations' CDS parsers
+// take different LB policies. MAGLEV is NACKed by all, each with its own
+// text; LEAST_REQUEST only by C-core, whose legacy lb_policy knows
+// ROUND_ROBIN and RING_HASH; a load_balancing_policy beside an
+// unsupported lb_policy is fine where it replaces lb_policy (Java, C-core,
+// A52) and NACKed by grpc-go, which checks lb_policy first.
+// References: grpc-go unmarshal_cds.go
+// validateClusterAndConstructClusterUpdate; grpc-java
+// LoadBalancerConfigFactory.newConfig; C-core xds_cluster_parser.cc
+// ParseLbPolicyConfig, xds_lb_policy_registry.cc.
+func TestClusterLBPolicyByImplementation(t *testing.T) {
+	sets := []FilterSet{FiltersGRPCGo, FiltersGRPCJava, FiltersGRPCCore, FiltersSpec}
+	lbp := func(a *anypb.Any) *clusterpb.LoadBalancingPolicy {
+		return &clusterpb.LoadBalancingPolicy{Policies: []*clusterpb.LoadBalancingPolicy_Policy{{
+			TypedExtensionConfig: &corepb.TypedExtensionConfig{Name: "p", TypedConfig: a},
+		}}}
+	}
+	rr, _ := anypb.New(&roundrobinpb.RoundRobin{})
+	lr, _ := anypb.New(&leastrequestpb.LeastRequest{})
+	cases := []struct {
+		name string
+		edit func(*clusterpb.Cluster)
+		want [4]string // substring of each set's error; "" accepts
+	}{
+		{"round robin", func(c *clusterpb.Cluster) {}, [4]string{}},
+		{"maglev", func(c *clusterpb.Cluster) { c.LbPolicy = clusterpb.Cluster_MAGLEV }, [4]string{
+			"unexpected lbPolicy MAGLEV", "Cluster C: unsupported lb policy: MAGLEV",
+			"[field:lb_policy error:LB policy is not supported]", "unexpected lbPolicy MAGLEV"}},
+		{"least request", func(c *clusterpb.Cluster) { c.LbPolicy = clusterpb.Cluster_LEAST_REQUEST }, [4]string{
+			"", "", "[field:lb_policy error:LB policy is not supported]", ""}},
+		{"maglev beside load_balancing_policy", func(c *clusterpb.Cluster) {
+			c.LbPolicy = clusterpb.Cluster_MAGLEV
+			c.LoadBalancingPolicy = lbp(rr)
+		}, [4]string{"unexpected lbPolicy MAGLEV", "", "", ""}},
+		{"least_request load_balancing_policy", func(c *clusterpb.Cluster) { c.LoadBalancingPolicy = lbp(lr) }, [4]string{
+			"", "", "no supported load balancing policy config found", ""}},
+	}
+	for _, tc := range cases {
+		c := &clusterpb.Cluster{
+			Name:                 "C",
+			ClusterDiscoveryType: &clusterpb.Cluster_Type{Type: clusterpb.Cluster_EDS},
+			EdsClusterConfig: &clusterpb.Cluster_EdsClusterConfig{EdsConfig: &corepb.ConfigSource{
+				ConfigSourceSpecifier: &corepb.ConfigSource_Ads{Ads: &corepb.AggregatedConfigSource{}},
+			}},
+		}
+		tc.edit(c)
+		d := Decode(CDS, anyOf(t, c))
+		for i, fs := range sets {
+			err := d.ErrIn(fs)
+			switch {
+			case tc.want[i] == "" && err != nil:
+				t.Errorf("%s in %v: NACKed with %v, want accepted", tc.name, fs, err)
+			case tc.want[i] != "" && (err == nil || !strings.Contains(err.Detail, tc.want[i])):
+				t.Errorf("%s in %v: got %v, want an error with %q", tc.name, fs, err, tc.want[i])
+			}
+		}
+	}
+}
