@@ -92,7 +92,7 @@ type Server struct {
 	owner    [NumTypes]map[string]string // resource name -> service
 	// raw are the verbatim resources last published, served or deleted.
 	raw [NumTypes]map[string]proto.Message
-	cp       *corepb.ControlPlane
+	cp  *corepb.ControlPlane
 
 	rq      responseQueue
 	watches map[*discoverypb.DiscoveryRequest]*typeState // open watches by their request
