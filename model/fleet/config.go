@@ -196,6 +196,9 @@ type RPCLoad struct {
 	// Method is the RPC's method path ("/pkg.Service/Method"); a session
 	// cookie applies only to methods within its path (gRFC A55).
 	Method string
+	// Methods, when given, are the RPC mix: each RPC takes one, drawn by
+	// weight, with its path and headers. Empty means Method alone.
+	Methods []Method
 	// Sessions is how many gRFC A55 sessions each client keeps per target;
 	// 0 sends RPCs without sessions. Each RPC takes the next session in
 	// turn; a session ends after SessionRPCs RPCs or SessionLifetime (0:
