@@ -25,6 +25,9 @@ type RPC struct {
 	Deadline time.Duration `toml:"deadline"`
 	// Method is the method path, matched against a session cookie's path.
 	Method string `toml:"method"`
+	// Methods, when given, are the RPC mix, replacing Method: each RPC
+	// takes one, drawn by weight, with its headers.
+	Methods []Method `toml:"methods,omitempty"`
 	// Sessions is how many gRFC A55 sessions a client keeps per target.
 	Sessions int `toml:"sessions"`
 	// SessionRPCs and SessionLifetime end a session (0: no limit).
@@ -63,6 +66,12 @@ type Backend struct {
 	Cluster string `toml:"cluster,omitempty"`
 	First   int    `toml:"first"`
 	Count   int    `toml:"count"`
+	// Address and Locality choose the backends of a user's own
+	// resources instead: every endpoint with this address ("ip" or
+	// "ip:port"), or every endpoint of this locality ("zone" or
+	// "region/zone"), in every ClusterLoadAssignment served.
+	Address  string `toml:"address,omitempty"`
+	Locality string `toml:"locality,omitempty"`
 	// ServiceTime is slow's answer time.
 	ServiceTime *Dist `toml:"service_time,omitempty"`
 	// ErrorRate and ErrorCode are fail's errors.
@@ -208,7 +217,9 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		if action == fleet.BackendDrain {
 			c.check(b.Duration > 0, p+".duration", "drain needs the grace period: a duration > 0")
 		}
-		if svc := s.serviceByName(b.Service); c.check(svc != nil, p+".service", "no control plane serves a service named %q", b.Service) && b.Cluster != "" {
+		if b.Address != "" || b.Locality != "" {
+			// validateMesh checks the backends of a user's own resources.
+		} else if svc := s.serviceByName(b.Service); c.check(svc != nil, p+".service", "no control plane serves a service named %q", b.Service) && b.Cluster != "" {
 			c.check(slices.Contains(svc.clusterNames(), b.Cluster), p+".cluster", "service %q has no cluster %q (clusters: %s)",
 				b.Service, b.Cluster, strings.Join(svc.clusterNames(), ", "))
 		}

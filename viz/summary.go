@@ -82,6 +82,14 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	}
 	b.WriteString(",\n")
 	writeFaults(&b, r.Faults)
+	if r.Routing != nil {
+		b.WriteString(",\n")
+		writeRouting(&b, r.Routing)
+	}
+	if len(r.Unmodelled) > 0 {
+		b.WriteString(",\n")
+		writeUnmodelled(&b, r.Unmodelled)
+	}
 	for _, k := range tree.sortedKeys() {
 		b.WriteString(",\n")
 		writeMember(&b, 1, k, tree.children[k])
@@ -106,6 +114,66 @@ func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+}
+
+// writeRouting writes the "routing" object of a run that serves a user's
+// own resources: the phases between config changes ("phases": from and to
+// in virtual seconds) and, per cluster and per locality of it, the RPCs
+// whose first attempt was picked there in each phase.
+func writeRouting(b *bytes.Buffer, rt *fleet.Routing) {
+	b.WriteString("  \"routing\": {\n    \"phases\": [")
+	for i, p := range rt.Phases {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "{\"from_seconds\": %s, \"to_seconds\": %s}", formatSeconds(p.From), formatSeconds(p.To))
+	}
+	b.WriteString("],\n    \"clusters\": [")
+	counts := func(n []int) string {
+		parts := make([]string, len(n))
+		for i, v := range n {
+			parts[i] = strconv.Itoa(v)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	for i, c := range rt.Clusters {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n      {\"name\": %s, \"rpcs\": %s, \"localities\": [", quoteJSON(c.Name), counts(c.RPCs))
+		for j, l := range c.Localities {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "{\"name\": %s, \"rpcs\": %s}", quoteJSON(l.Name), counts(l.RPCs))
+		}
+		b.WriteString("]}")
+	}
+	if len(rt.Clusters) > 0 {
+		b.WriteString("\n    ")
+	}
+	b.WriteString("]\n  }")
+}
+
+// writeUnmodelled writes the "unmodelled" array: per resource served
+// verbatim, the fields that change what a real client does and that the
+// simulator does not model, with what the real clients do.
+func writeUnmodelled(b *bytes.Buffer, ns []fleet.ResourceNote) {
+	b.WriteString("  \"unmodelled\": [")
+	for i, n := range ns {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n    {\"server\": %s, \"kind\": %s, \"name\": %s, \"fields\": [", quoteJSON(n.Server), quoteJSON(n.Kind), quoteJSON(n.Name))
+		for j, f := range n.Fields {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(b, "\n      {\"path\": %s, \"what\": %s}", quoteJSON(f.Path), quoteJSON(f.What))
+		}
+		b.WriteString("\n    ]}")
+	}
+	b.WriteString("\n  ]")
 }
 
 // writeWhatIf writes the "what_if" array: each hypothetical setting's key,

@@ -96,7 +96,7 @@ type Endpoint struct {
 // Locality is a locality of a cluster's ClusterLoadAssignment: its
 // endpoints are Endpoints[First : First+N].
 type Locality struct {
-	// Name is "region/zone/sub_zone".
+	// Name is "region/zone", with "/sub_zone" when it has one.
 	Name     string
 	Priority uint32
 	Weight   uint32
@@ -470,7 +470,11 @@ func buildCluster(cr *ClusterResources, prof Profile, backend func(cluster, addr
 	slices.SortStableFunc(locs, func(a, b *endpointpb.LocalityLbEndpoints) int { return cmp.Compare(a.GetPriority(), b.GetPriority()) })
 	for _, loc := range locs {
 		id := loc.GetLocality()
-		l := Locality{Name: id.GetRegion() + "/" + id.GetZone() + "/" + id.GetSubZone(),
+		name := id.GetRegion() + "/" + id.GetZone()
+		if id.GetSubZone() != "" {
+			name += "/" + id.GetSubZone()
+		}
+		l := Locality{Name: name,
 			Priority: loc.GetPriority(), Weight: loc.GetLoadBalancingWeight().GetValue(), First: len(c.Endpoints)}
 		for _, e := range loc.GetLbEndpoints() {
 			sa := e.GetEndpoint().GetAddress().GetSocketAddress()

@@ -73,8 +73,8 @@ type ClusterRPCs struct {
 	Localities []LocalityRPCs
 }
 
-// LocalityRPCs is the RPCs of one locality ("region/zone/sub_zone"), per
-// phase.
+// LocalityRPCs is the RPCs of one locality ("region/zone", with
+// "/sub_zone" when it has one), per phase.
 type LocalityRPCs struct {
 	Name string
 	RPCs []int

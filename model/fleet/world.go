@@ -480,6 +480,7 @@ func (w *world) results() *Results {
 		Resolved:       w.cfg.Resolved,
 		WhatIf:         w.cfg.WhatIf,
 		Routing:        w.routing.results(w.cfg.Duration),
+		Unmodelled:     w.cfg.Unmodelled,
 
 		XdsClientMetrics: w.a78Results(),
 	}

@@ -57,7 +57,7 @@ type rawServer struct {
 
 // ReadBootstrap reads and parses the bootstrap file at path.
 func ReadBootstrap(path string) (*Bootstrap, error) {
-	data, err := readFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,14 +111,16 @@ const MaxFileSize = 256 << 20
 
 // Read reads and parses the dump file at path.
 func Read(path string) (*Dump, error) {
-	data, err := readFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, data)
 }
 
-func readFile(path string) ([]byte, error) {
+// ReadFile reads a dump or bootstrap file of at most MaxFileSize bytes;
+// its errors name the path.
+func ReadFile(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		var pe *os.PathError
@@ -331,6 +334,34 @@ func (c *collector) any(a *anypb.Any, version, where string) {
 	}
 	c.seen[k] = len(c.d.Resources)
 	c.d.Resources = append(c.d.Resources, Resource{Type: t, Name: name, Version: version, Message: m})
+}
+
+// Endpoint is one endpoint of a ClusterLoadAssignment.
+type Endpoint struct {
+	// Address is "ip:port"; IP the address alone.
+	Address, IP string
+	// Region and Zone are its locality's.
+	Region, Zone string
+}
+
+// Endpoints returns the endpoints of r when it is a
+// ClusterLoadAssignment, in order.
+func Endpoints(r Resource) []Endpoint {
+	cla, ok := r.Message.(*endpointpb.ClusterLoadAssignment)
+	if !ok {
+		return nil
+	}
+	var out []Endpoint
+	for _, loc := range cla.GetEndpoints() {
+		for _, e := range loc.GetLbEndpoints() {
+			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
+			out = append(out, Endpoint{
+				Address: net.JoinHostPort(sa.GetAddress(), strconv.Itoa(int(sa.GetPortValue()))), IP: sa.GetAddress(),
+				Region: loc.GetLocality().GetRegion(), Zone: loc.GetLocality().GetZone(),
+			})
+		}
+	}
+	return out
 }
 
 // NameOf returns the name of an envoy resource message: a
