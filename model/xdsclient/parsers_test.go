@@ -69,3 +69,15 @@ func TestClusterLBPolicyByImplementation(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecodableResourceIsInvalidEverywhere: a resource that does not
+// decode as its type is NACKed by every implementation, whatever its
+// parser (grpc-go "top-level" errors; every client fails to unmarshal it).
+func TestUndecodableResourceIsInvalidEverywhere(t *testing.T) {
+	d := Decode(CDS, &anypb.Any{TypeUrl: CDS.TypeURL(), Value: []byte{0xff}})
+	for fs := range numFilterSets {
+		if err := d.ErrIn(fs); err == nil || err.Rule != RuleTopLevel {
+			t.Errorf("%v: ErrIn = %v, want %s", fs, err, RuleTopLevel)
+		}
+	}
+}

@@ -120,10 +120,10 @@ type Decoded struct {
 // ErrIn is why the resource is invalid for a client whose implementation
 // registers the filter set s, or nil when it is valid there.
 func (d *Decoded) ErrIn(s FilterSet) *ValidationError {
-	if s >= numFilterSets {
-		return d.Err
+	if s < numFilterSets && d.implErrs[s] != nil {
+		return d.implErrs[s]
 	}
-	return d.implErrs[s]
+	return d.Err // a resource that did not decode is invalid everywhere
 }
 
 // Equal reports whether d and o are the same resource bytes.
