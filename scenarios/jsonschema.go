@@ -273,7 +273,6 @@ var keyConstraints = map[string]constraint{
 	"fault[].probability":   {min: f(0), exclMin: true, max: f(1)},
 	"fault[].responses":     {min: f(1)},
 	"change[].action":       {enum: list("delete_service", "restore_service", "publish_invalid", "scale_endpoints", "drain_endpoints", "set_health", "replace_endpoints", "publish", "delete_resource", "restore_resource")},
-	"change[].resources":    {enum: list("listener", "route", "cluster", "endpoints")},
 	"change[].defect":       {enum: defects},
 	"change[].health":       {enum: keys(corepb.HealthStatus_value)},
 	"change[].count":        {min: f(0), max: f(maxEndpoints)},

@@ -151,39 +151,46 @@ func (s *Scenario) apiListeners(files []string) []string {
 
 // resolveBootstrap gives a group with a bootstrap file its servers (the
 // control planes whose server_uri its xds_servers name, in order) and
-// server features (its first server's that xdssim knows), unless the
-// scenario gives them.
+// server features (its first server's that xdssim knows). A scenario may
+// give them too (a resolved scenario does) only as the bootstrap has them.
 func (s *Scenario) resolveBootstrap(p *problems, i int, g *Group) {
 	b := s.mesh.boots[g.Bootstrap]
 	if b == nil {
 		return
 	}
 	key := fmt.Sprintf("fleet.group[%d].bootstrap", i)
-	if g.Servers == nil {
-		g.Servers = []string{}
-		for j, srv := range b.Servers {
-			k := slices.IndexFunc(s.ControlPlanes, func(cp ControlPlane) bool { return cp.ServerURI == srv.URI })
-			if k < 0 {
-				var uris []string
-				for _, cp := range s.ControlPlanes {
-					if cp.ServerURI != "" {
-						uris = append(uris, fmt.Sprintf("%s = %q", cp.Name, cp.ServerURI))
-					}
+	servers := []string{}
+	for j, srv := range b.Servers {
+		k := slices.IndexFunc(s.ControlPlanes, func(cp ControlPlane) bool { return cp.ServerURI == srv.URI })
+		if k < 0 {
+			var uris []string
+			for _, cp := range s.ControlPlanes {
+				if cp.ServerURI != "" {
+					uris = append(uris, fmt.Sprintf("%s = %q", cp.Name, cp.ServerURI))
 				}
-				p.valueError(key, "%s: xds_servers[%d] has server_uri %q, which no control plane has (give one server_uri = %q; control planes with one: %s)",
-					b.File, j, srv.URI, srv.URI, strings.Join(uris, ", "))
-				continue
 			}
-			g.Servers = append(g.Servers, s.ControlPlanes[k].Name)
+			p.valueError(key, "%s: xds_servers[%d] has server_uri %q, which no control plane has (give one server_uri = %q; control planes with one: %s)",
+				b.File, j, srv.URI, srv.URI, strings.Join(uris, ", "))
+			continue
+		}
+		servers = append(servers, s.ControlPlanes[k].Name)
+	}
+	features := []string{}
+	for _, f := range b.Servers[0].Features {
+		if slices.Contains(serverFeatures, f) {
+			features = append(features, f)
 		}
 	}
+	gp := fmt.Sprintf("fleet.group[%d]", i)
+	if g.Servers == nil {
+		g.Servers = servers
+	} else if !slices.Equal(g.Servers, servers) {
+		p.valueError(gp+".servers", "the bootstrap file gives the servers %v: leave servers out, or the bootstrap", servers)
+	}
 	if g.ServerFeatures == nil {
-		g.ServerFeatures = []string{}
-		for _, f := range b.Servers[0].Features {
-			if slices.Contains(serverFeatures, f) {
-				g.ServerFeatures = append(g.ServerFeatures, f)
-			}
-		}
+		g.ServerFeatures = features
+	} else if !slices.Equal(g.ServerFeatures, features) {
+		p.valueError(gp+".server_features", "the bootstrap file gives the server features %v: leave server_features out, or the bootstrap", features)
 	}
 }
 
@@ -202,10 +209,6 @@ func (s *Scenario) validateMesh(c *checker) {
 	}
 	for i, g := range s.Fleet.Groups {
 		p := fmt.Sprintf("fleet.group[%d]", i)
-		if g.Bootstrap != "" && s.mesh.boots[g.Bootstrap] != nil {
-			c.check(!c.given(p+".servers"), p+".servers", "the bootstrap file gives the servers: leave servers out, or the bootstrap")
-			c.check(!c.given(p+".server_features"), p+".server_features", "the bootstrap file gives the server features: leave server_features out, or the bootstrap")
-		}
 		for j, m := range g.RPC.Methods {
 			q := fmt.Sprintf("%s.rpc.methods[%d]", p, j)
 			c.check(strings.HasPrefix(m.Method, "/"), q+".method", "expected a method path like \"/pkg.Service/Method\", found %q", m.Method)
@@ -213,9 +216,6 @@ func (s *Scenario) validateMesh(c *checker) {
 			for _, h := range sortedKeys(m.Headers) {
 				c.check(h != "" && h == strings.ToLower(h), joinPath(q+".headers", h), "expected a lowercase header name (gRPC metadata keys are lowercase)")
 			}
-		}
-		if len(g.RPC.Methods) > 0 {
-			c.check(!c.given(p+".rpc.method"), p+".rpc.method", "the group gives rpc.methods: leave method out")
 		}
 	}
 	for i, ch := range s.Changes {

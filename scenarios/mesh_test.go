@@ -97,7 +97,7 @@ func TestOwnMeshErrors(t *testing.T) {
 		{"missing dump", `control_plane[0].resources=["nope.json"]`, "nope.json: no such file or directory"},
 		{"malformed dump", `control_plane[0].resources=["` + filepath.Join(dir, "bad.json") + `"]`, `bad.json:3:4: unknown field "nmae"`},
 		{"unmatched bootstrap server", `control_plane[0].server_uri="other:1"`, `has server_uri "unix:///etc/istio/proxy/XDS", which no control plane has`},
-		{"servers beside a bootstrap", `fleet.group[0].servers=["istiod"]`, "the bootstrap file gives the servers"},
+		{"servers beside a bootstrap", `fleet.group[0].servers=[]`, "the bootstrap file gives the servers [istiod]"},
 		{"publish without files", `change[0].resources=[]`, "publish needs the dump files"},
 		{"unknown resource", `change[1].name="nope"`, `no control plane has a cluster named "nope"`},
 		{"unknown kind", `change[1].type="secret"`, "expected one of"},

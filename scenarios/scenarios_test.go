@@ -274,7 +274,7 @@ func TestOpenFindsFilesAndLibraryNames(t *testing.T) {
 	}{
 		{ref: "default"},
 		{ref: "library/nope.toml", wantErr: "library/nope.toml: no such scenario file"},
-		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: accidental-deletion, bad-cds-rollout, blackholed-primary, cached-outage, canary-cluster-deletion, control-plane-versioning, default, fallback-during-restarts, fallback-flapping, outage-during-starts, profile-comparison, reconnect-storm, retry-tuning, session-drain, slow-control-plane, timer-race)`},
+		{ref: "no-such-scenario", wantErr: `"no-such-scenario" is neither a scenario file nor a library scenario (library: accidental-deletion, bad-cds-rollout, blackholed-primary, cached-outage, canary-cluster-deletion, control-plane-versioning, default, fallback-during-restarts, fallback-flapping, outage-during-starts, own-mesh-rollout, profile-comparison, reconnect-storm, retry-tuning, session-drain, slow-control-plane, timer-race)`},
 		{ref: "missing.toml", wantErr: "missing.toml: no such scenario file"},
 	}
 	for _, tt := range tests {
