@@ -24,7 +24,9 @@ import (
 
 // Rule names one validation check. Each mirrors a check in grpc-go's
 // internal/xds/xdsclient/xdsresource/unmarshal_{lds,rds,cds,eds}.go, the
-// file named in the rule's comment; a NACK cites the rule.
+// file named in the rule's comment; a NACK cites the rule. Where grpc-java
+// or C-core decide differently, the implementation's own check is in
+// parsers.go (and filters.go), and Rule.Source cites it.
 type Rule string
 
 // The rule set. Checks grpc-go makes that need parts of a resource the
