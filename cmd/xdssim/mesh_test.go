@@ -11,12 +11,16 @@ import (
 
 const libMesh = "../../scenarios/library/mesh/"
 
+// nackDump is the dump validate/ serves to real grpc-go in case mesh-nack:
+// lint's verdicts for grpc-go are the ones the real client reaches there.
+const nackDump = "../../validate/cases/mesh/nack.json"
+
 // TestLintNACKsPerProfile: a dump with a non-optional stateful-session
 // filter and a MAGLEV cluster is NACKed per profile as each client's
 // parser does (the filter by grpc-go and grpc-java only; MAGLEV by all,
 // each with its own text), and lint exits 3.
 func TestLintNACKsPerProfile(t *testing.T) {
-	code, stdout, stderr := runMain(t, "lint", "--json", "testdata/mesh/nack.json")
+	code, stdout, stderr := runMain(t, "lint", "--json", nackDump)
 	if code != exitBreached {
 		t.Fatalf("exit %d, want %d: %s", code, exitBreached, stderr)
 	}
@@ -27,18 +31,18 @@ func TestLintNACKsPerProfile(t *testing.T) {
 	verdicts := map[string]string{}
 	for _, r := range rep.Resources {
 		for _, res := range r.Results {
-			verdicts[r.Type+" "+res.Profile] = res.Verdict + " " + res.Rule
+			verdicts[r.Type+" "+r.Name+" "+res.Profile] = res.Verdict + " " + res.Rule
 			if res.Verdict == "NACK" && (res.Source == "" || res.Error == "") {
 				t.Errorf("%s %s: a NACK without its source or error", r.Type, res.Profile)
 			}
 		}
 	}
 	want := map[string]string{
-		"LDS grpc-go": "NACK lds.http_filter_unsupported", "LDS grpc-java": "NACK lds.http_filter_unsupported",
-		"LDS grpc-core": "ACK ", "LDS spec": "ACK ",
-		"CDS grpc-go": "NACK cds.lb_policy", "CDS grpc-java": "NACK cds.lb_policy",
-		"CDS grpc-core": "NACK cds.lb_policy", "CDS spec": "NACK cds.lb_policy",
-		"RDS grpc-go": "ACK ", "EDS grpc-core": "ACK ",
+		"LDS session.test:1 grpc-go": "NACK lds.http_filter_unsupported", "LDS session.test:1 grpc-java": "NACK lds.http_filter_unsupported",
+		"LDS session.test:1 grpc-core": "ACK ", "LDS session.test:1 spec": "ACK ",
+		"CDS maglev grpc-go": "NACK cds.lb_policy", "CDS maglev grpc-java": "NACK cds.lb_policy",
+		"CDS maglev grpc-core": "NACK cds.lb_policy", "CDS maglev spec": "NACK cds.lb_policy",
+		"LDS maglev.test:1 grpc-go": "ACK ", "CDS ok grpc-core": "ACK ", "EDS maglev grpc-java": "ACK ",
 	}
 	for k, v := range want {
 		if verdicts[k] != v {
@@ -50,7 +54,7 @@ func TestLintNACKsPerProfile(t *testing.T) {
 	}
 	// grpc-core alone still NACKs the MAGLEV cluster; the library dump
 	// passes everywhere.
-	if code, _, _ := runMain(t, "lint", "--profiles", "grpc-core", "testdata/mesh/nack.json"); code != exitBreached {
+	if code, _, _ := runMain(t, "lint", "--profiles", "grpc-core", nackDump); code != exitBreached {
 		t.Errorf("--profiles grpc-core: exit %d, want 3", code)
 	}
 	code, stdout, stderr = runMain(t, "lint", libMesh+"shop.json")

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"hash/fnv"
 	"math/bits"
 	"regexp"
 	"strconv"
@@ -184,9 +183,7 @@ func (r *Route) RequestHash(hdrs []Header, channel uint64) (h uint64, ok bool) {
 			v, got = channel, true
 		case p.Header != "":
 			if s, found := headerValue(hdrs, p.Header); found {
-				f := fnv.New64a()
-				f.Write([]byte(s))
-				v, got = f.Sum64(), true
+				v, got = fnv64a(s), true
 			}
 		}
 		if !got {
@@ -230,6 +227,17 @@ func (r *Route) Matches(method string, hdrs []Header) bool {
 		}
 	}
 	return true
+}
+
+// fnv64a is the 64-bit FNV-1a hash of s (hash/fnv's, without the
+// allocation of a hash.Hash per RPC).
+func fnv64a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 func hasPrefixFold(s, prefix string) bool {

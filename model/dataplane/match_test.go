@@ -90,3 +90,26 @@ func TestRequestHash(t *testing.T) {
 		t.Errorf("a policy that yields nothing gave a hash")
 	}
 }
+
+// TestRouteMatchingAllocatesNothing: matching an RPC against routes with
+// a regex and header matchers, and hashing it, allocates nothing (the
+// per-RPC path of the fleet).
+func TestRouteMatchingAllocatesNothing(t *testing.T) {
+	m := &routepb.RouteMatch{PathSpecifier: &routepb.RouteMatch_SafeRegex{SafeRegex: &matcherpb.RegexMatcher{Regex: `/shop\.Checkout/(PlaceOrder|Quote)`}},
+		Headers: []*routepb.HeaderMatcher{{Name: "x-user-id", HeaderMatchSpecifier: &routepb.HeaderMatcher_PresentMatch{PresentMatch: true}}}}
+	var r Route
+	if !routeMatch(m, &r) {
+		t.Fatal("the match did not convert")
+	}
+	r.HashPolicies = []HashPolicy{{Header: "x-user-id"}}
+	hdrs := []Header{{"x-user-id", "u-17"}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if !r.Matches("/shop.Checkout/Quote", hdrs) {
+			t.Fatal("no match")
+		}
+		r.RequestHash(hdrs, 1)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per RPC, want 0", allocs)
+	}
+}
