@@ -67,42 +67,33 @@ func (s *Scenario) readRef(ref string) (data []byte, shown string, err error) {
 // dump returns the dump file ref, reading it once; a problem is recorded
 // at key.
 func (s *Scenario) dump(p *problems, key, ref string) *mesh.Dump {
-	if d, ok := s.mesh.dumps[ref]; ok {
-		return d
-	}
-	if s.mesh.dumps == nil {
-		s.mesh.dumps = map[string]*mesh.Dump{}
-	}
-	data, shown, err := s.readRef(ref)
-	var d *mesh.Dump
-	if err == nil {
-		d, err = mesh.Parse(shown, data)
-	}
-	if err != nil {
-		p.valueError(key, "%v", err)
-	}
-	s.mesh.dumps[ref] = d
-	return d
+	return readOnce(s, p, &s.mesh.dumps, key, ref, mesh.Parse)
 }
 
 // bootstrap returns the bootstrap file ref, reading it once.
 func (s *Scenario) bootstrap(p *problems, key, ref string) *mesh.Bootstrap {
-	if b, ok := s.mesh.boots[ref]; ok {
-		return b
+	return readOnce(s, p, &s.mesh.boots, key, ref, mesh.ParseBootstrap)
+}
+
+// readOnce returns the file ref parsed, from cache or read and parsed
+// now; nil, with a problem recorded at key, if it cannot be.
+func readOnce[T any](s *Scenario, p *problems, cache *map[string]*T, key, ref string, parse func(string, []byte) (*T, error)) *T {
+	if v, ok := (*cache)[ref]; ok {
+		return v
 	}
-	if s.mesh.boots == nil {
-		s.mesh.boots = map[string]*mesh.Bootstrap{}
+	if *cache == nil {
+		*cache = map[string]*T{}
 	}
 	data, shown, err := s.readRef(ref)
-	var b *mesh.Bootstrap
+	var v *T
 	if err == nil {
-		b, err = mesh.ParseBootstrap(shown, data)
+		v, err = parse(shown, data)
 	}
 	if err != nil {
 		p.valueError(key, "%v", err)
 	}
-	s.mesh.boots[ref] = b
-	return b
+	(*cache)[ref] = v
+	return v
 }
 
 // loadMesh reads every file the scenario names.

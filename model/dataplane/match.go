@@ -58,11 +58,10 @@ func headerMatcher(h *routepb.HeaderMatcher) (HeaderMatcher, bool) {
 	case *routepb.HeaderMatcher_SuffixMatch:
 		m.kind, m.Value = hSuffix, s.SuffixMatch
 	case *routepb.HeaderMatcher_SafeRegexMatch:
-		re, err := regexp.Compile("^(?:" + s.SafeRegexMatch.GetRegex() + ")$")
-		if err != nil {
+		if m.re = anchored(s.SafeRegexMatch.GetRegex()); m.re == nil {
 			return m, false
 		}
-		m.kind, m.re = hRegex, re
+		m.kind = hRegex
 	case *routepb.HeaderMatcher_RangeMatch:
 		m.kind, m.Start, m.End = hRange, s.RangeMatch.GetStart(), s.RangeMatch.GetEnd()
 	case *routepb.HeaderMatcher_PresentMatch:
@@ -80,11 +79,10 @@ func headerMatcher(h *routepb.HeaderMatcher) (HeaderMatcher, bool) {
 		case *matcherpb.StringMatcher_Contains:
 			m.kind, m.Value = hContains, p.Contains
 		case *matcherpb.StringMatcher_SafeRegex:
-			re, err := regexp.Compile("^(?:" + p.SafeRegex.GetRegex() + ")$")
-			if err != nil {
+			if m.re = anchored(p.SafeRegex.GetRegex()); m.re == nil {
 				return m, false
 			}
-			m.kind, m.re = hRegex, re
+			m.kind = hRegex
 		default:
 			return m, false
 		}
@@ -95,6 +93,17 @@ func headerMatcher(h *routepb.HeaderMatcher) (HeaderMatcher, bool) {
 		m.Value = strings.ToLower(m.Value)
 	}
 	return m, true
+}
+
+// anchored compiles a safe_regex as gRPC matches it, against the whole
+// value (RE2 full match); nil if it does not compile (the XdsClient
+// NACKed such a route).
+func anchored(expr string) *regexp.Regexp {
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		return nil
+	}
+	return re
 }
 
 // Matches reports whether the RPC's headers match, as grpc-go's header

@@ -21,6 +21,7 @@ import (
 	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	statuspb "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"sigs.k8s.io/yaml"
@@ -365,20 +366,9 @@ func Endpoints(r Resource) []Endpoint {
 }
 
 // NameOf returns the name of an envoy resource message: a
-// ClusterLoadAssignment's cluster_name, the others' name.
-func NameOf(m proto.Message) string {
-	switch r := m.(type) {
-	case *listenerpb.Listener:
-		return r.GetName()
-	case *routepb.RouteConfiguration:
-		return r.GetName()
-	case *clusterpb.Cluster:
-		return r.GetName()
-	case *endpointpb.ClusterLoadAssignment:
-		return r.GetClusterName()
-	}
-	return ""
-}
+// ClusterLoadAssignment's cluster_name, the others' name, as
+// go-control-plane's cache names them.
+func NameOf(m proto.Message) string { return cachev3.GetResourceName(m) }
 
 // csds collects a ClientStatusResponse: every client's generic configs,
 // and the per-type dumps older clients send.
