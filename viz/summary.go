@@ -34,6 +34,14 @@ const whatIfKey = "what_if"
 // recover from each, after the expectations.
 const faultsKey = "faults"
 
+// routingKey and unmodelledKey hold, for a run that serves resources of
+// its own, where RPCs went and what is not modelled of the resources,
+// after the faults.
+const (
+	routingKey    = "routing"
+	unmodelledKey = "unmodelled"
+)
+
 // Summary renders r as summary.json: 2-space indented JSON holding, in this
 // order, "schema" (SummarySchema), "scenario", "seed", "clients",
 // "virtual_seconds" and "events"; then, when the scenario has hypothetical
@@ -43,7 +51,11 @@ const faultsKey = "faults"
 // given, holding "metric", "min" and "max" (each only when the scenario
 // gives it), "value" (null when the run reported none) and "pass"; then
 // "faults": one object per Fault, in order, with "label", "start_seconds",
-// "end_seconds" and "recovery_seconds"; then every Metric nested by its dotted path ("fleet.clients_started": 300
+// "end_seconds" and "recovery_seconds"; then, for a run that serves
+// resources of its own, "routing" (its "phases" between config changes,
+// and per cluster its "rpcs" per phase and its "localities") and
+// "unmodelled" (per resource, the fields the simulator does not model,
+// with what real clients do); then every Metric nested by its dotted path ("fleet.clients_started": 300
 // becomes "fleet": {"clients_started": 300}), with the keys of every metric
 // object sorted. Numbers print as the shortest decimal that reads back as
 // the same float64, integral ones without a fraction. The output ends with a
@@ -121,7 +133,7 @@ func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
 // in virtual seconds) and, per cluster and per locality of it, the RPCs
 // whose first attempt was picked there in each phase.
 func writeRouting(b *bytes.Buffer, rt *fleet.Routing) {
-	b.WriteString("  \"routing\": {\n    \"phases\": [")
+	fmt.Fprintf(b, "  %s: {\n    \"phases\": [", quoteJSON(routingKey))
 	for i, p := range rt.Phases {
 		if i > 0 {
 			b.WriteString(", ")
@@ -159,7 +171,7 @@ func writeRouting(b *bytes.Buffer, rt *fleet.Routing) {
 // verbatim, the fields that change what a real client does and that the
 // simulator does not model, with what the real clients do.
 func writeUnmodelled(b *bytes.Buffer, ns []fleet.ResourceNote) {
-	b.WriteString("  \"unmodelled\": [")
+	fmt.Fprintf(b, "  %s: [", quoteJSON(unmodelledKey))
 	for i, n := range ns {
 		if i > 0 {
 			b.WriteString(",")
@@ -271,7 +283,7 @@ func metricTree(metrics []fleet.Metric) (*metricNode, error) {
 				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
 			}
 		}
-		if segs[0] == expectationsKey || segs[0] == faultsKey || segs[0] == whatIfKey {
+		if segs[0] == expectationsKey || segs[0] == faultsKey || segs[0] == whatIfKey || segs[0] == routingKey || segs[0] == unmodelledKey {
 			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, segs[0])
 		}
 		n := root
