@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 )
 
 // Where the implementations' parsers differ. The rules of resource.go
@@ -122,6 +123,59 @@ func loadBalancingPolicy(c *clusterpb.Cluster, fs FilterSet) *ValidationError {
 	return verr(RuleCDSLoadBalancingPolicy, "cluster %q: no supported policy in load_balancing_policy", c.GetName())
 }
 
+// retryPolicyError checks a route's or virtual host's retry_policy (gRFC
+// A44) as implementation fs does; field is its path in the
+// RouteConfiguration, for C-core's error text.
+//
+//   - grpc-go (unmarshal_rds.go generateRetryConfig) and spec (A44): a
+//     num_retries of 0 is NACKed ("must be >= 1"), as is a retry_back_off
+//     whose base_interval (absent counts as 0) or max_interval is not
+//     positive.
+//   - grpc-java (XdsRouteConfigureResource.parseRetryPolicy) accepts
+//     num_retries 0 (max attempts 1: no retry); it NACKs a retry_back_off
+//     without base_interval, a base_interval that is not positive, and a
+//     max_interval below base_interval.
+//   - C-core (xds_route_config_parser.cc RetryPolicyParse) NACKs
+//     num_retries 0 ("must be greater than 0") and a retry_back_off
+//     without base_interval ("field not present").
+func retryPolicyError(route, field string, rp *routepb.RetryPolicy, fs FilterSet) *ValidationError {
+	if rp == nil {
+		return nil
+	}
+	n := rp.GetNumRetries()
+	b := rp.GetRetryBackOff()
+	switch fs {
+	case FiltersGRPCJava:
+		if b != nil {
+			switch {
+			case b.GetBaseInterval() == nil:
+				return verr(RuleRDSRetryPolicy, "route %q: No base_interval specified in retry_backoff", route)
+			case b.GetBaseInterval().AsDuration() <= 0:
+				return verr(RuleRDSRetryPolicy, "route %q: base_interval in retry_backoff must be positive", route)
+			case b.GetMaxInterval() != nil && b.GetMaxInterval().AsDuration() < b.GetBaseInterval().AsDuration():
+				return verr(RuleRDSRetryPolicy, "route %q: max_interval in retry_backoff cannot be less than base_interval", route)
+			}
+		}
+	case FiltersGRPCCore:
+		switch {
+		case n != nil && n.GetValue() == 0:
+			return verr(RuleRDSRetryPolicy, "route %q: errors validating RouteConfiguration resource: [field:%s.num_retries error:must be greater than 0]", route, field)
+		case b != nil && b.GetBaseInterval() == nil:
+			return verr(RuleRDSRetryPolicy, "route %q: errors validating RouteConfiguration resource: [field:%s.retry_back_off.base_interval error:field not present]", route, field)
+		}
+	default: // grpc-go and spec
+		switch {
+		case n != nil && n.GetValue() < 1:
+			return verr(RuleRDSRetryPolicy, "route %q: retry_policy.num_retries = %d; must be >= 1", route, n.GetValue())
+		case b != nil && b.GetBaseInterval().AsDuration() <= 0:
+			return verr(RuleRDSRetryPolicy, "route %q: retry_policy.base_interval = %v; must be > 0", route, b.GetBaseInterval().AsDuration())
+		case b != nil && b.GetMaxInterval() != nil && b.GetMaxInterval().AsDuration() <= 0:
+			return verr(RuleRDSRetryPolicy, "route %q: retry_policy.max_interval = %v; must be > 0", route, b.GetMaxInterval().AsDuration())
+		}
+	}
+	return nil
+}
+
 // ruleSources cite, for the rules where implementations differ, the
 // function of each implementation's parser that decides.
 var ruleSources = map[Rule][numFilterSets]string{
@@ -142,6 +196,12 @@ var ruleSources = map[Rule][numFilterSets]string{
 		"grpc-java xds/.../XdsClusterResource.java parseNonAggregateCluster",
 		"grpc src/core/xds/grpc/xds_cluster_parser.cc CdsResourceParse (transport_socket only; transport_socket_matches is not read)",
 		"gRFC A29",
+	},
+	RuleRDSRetryPolicy: {
+		"grpc-go internal/xds/xdsclient/xdsresource/unmarshal_rds.go generateRetryConfig",
+		"grpc-java xds/.../XdsRouteConfigureResource.java parseRetryPolicy",
+		"grpc src/core/xds/grpc/xds_route_config_parser.cc RetryPolicyParse",
+		"gRFC A44",
 	},
 	RuleLDSUnknownFilter: {
 		"grpc-go internal/xds/xdsclient/xdsresource/unmarshal_lds.go processHTTPFilters",

@@ -3,12 +3,16 @@ package xdsclient
 import (
 	"strings"
 	"testing"
+	"time"
 
 	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	leastrequestpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
 	roundrobinpb "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/round_robin/v3"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // TestClusterLBPolicyByImplementation: the implementations' CDS parsers
@@ -78,6 +82,48 @@ func TestUndecodableResourceIsInvalidEverywhere(t *testing.T) {
 	for fs := range numFilterSets {
 		if err := d.ErrIn(fs); err == nil || err.Rule != RuleTopLevel {
 			t.Errorf("%v: ErrIn = %v, want %s", fs, err, RuleTopLevel)
+		}
+	}
+}
+
+// TestRetryPolicyByImplementation: a route whose retry_policy has
+// num_retries 0 is NACKed by grpc-go and C-core and accepted by
+// grpc-java (one attempt, no retry); a retry_back_off whose max_interval
+// is below its base_interval only grpc-java NACKs; one without
+// base_interval every implementation NACKs.
+// References: grpc-go unmarshal_rds.go generateRetryConfig; grpc-java
+// XdsRouteConfigureResource.parseRetryPolicy; C-core
+// xds_route_config_parser.cc RetryPolicyParse.
+func TestRetryPolicyByImplementation(t *testing.T) {
+	sets := []FilterSet{FiltersGRPCGo, FiltersGRPCJava, FiltersGRPCCore, FiltersSpec}
+	cases := []struct {
+		name string
+		rp   *routepb.RetryPolicy
+		want [4]string // substring of each set's error; "" accepts
+	}{
+		{"valid", &routepb.RetryPolicy{RetryOn: "unavailable", NumRetries: wrapperspb.UInt32(2)}, [4]string{}},
+		{"num_retries 0", &routepb.RetryPolicy{NumRetries: wrapperspb.UInt32(0)}, [4]string{
+			"num_retries = 0; must be >= 1", "", "[field:virtual_hosts[0].routes[0].route.retry_policy.num_retries error:must be greater than 0]", "must be >= 1"}},
+		{"max below base", &routepb.RetryPolicy{RetryBackOff: &routepb.RetryPolicy_RetryBackOff{
+			BaseInterval: durationpb.New(time.Second), MaxInterval: durationpb.New(time.Millisecond)}}, [4]string{
+			"", "max_interval in retry_backoff cannot be less than base_interval", "", ""}},
+		{"no base_interval", &routepb.RetryPolicy{RetryBackOff: &routepb.RetryPolicy_RetryBackOff{}}, [4]string{
+			"base_interval = 0s; must be > 0", "No base_interval specified", "retry_back_off.base_interval error:field not present", "must be > 0"}},
+	}
+	for _, tc := range cases {
+		rc := &routepb.RouteConfiguration{Name: "R", VirtualHosts: []*routepb.VirtualHost{{Name: "v", Domains: []string{"*"},
+			Routes: []*routepb.Route{{Match: &routepb.RouteMatch{PathSpecifier: &routepb.RouteMatch_Prefix{Prefix: "/"}},
+				Action: &routepb.Route_Route{Route: &routepb.RouteAction{
+					ClusterSpecifier: &routepb.RouteAction_Cluster{Cluster: "C"}, RetryPolicy: tc.rp}}}}}}}
+		d := Decode(RDS, anyOf(t, rc))
+		for i, fs := range sets {
+			err := d.ErrIn(fs)
+			switch {
+			case tc.want[i] == "" && err != nil:
+				t.Errorf("%s in %v: NACKed with %v, want accepted", tc.name, fs, err)
+			case tc.want[i] != "" && (err == nil || !strings.Contains(err.Detail, tc.want[i])):
+				t.Errorf("%s in %v: got %v, want an error with %q", tc.name, fs, err, tc.want[i])
+			}
 		}
 	}
 }

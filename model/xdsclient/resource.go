@@ -366,9 +366,9 @@ func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded, fs FilterSe
 			d.Clusters = append(d.Clusters, n)
 		}
 	}
-	for _, vh := range rc.GetVirtualHosts() {
-		if err := validateRetry(vh.GetRetryPolicy()); err != "" {
-			return verr(RuleRDSRetryPolicy, "route %q: virtual host %q: %s", rc.GetName(), vh.GetName(), err)
+	for vi, vh := range rc.GetVirtualHosts() {
+		if err := retryPolicyError(rc.GetName(), fmt.Sprintf("virtual_hosts[%d].retry_policy", vi), vh.GetRetryPolicy(), fs); err != nil {
+			return err
 		}
 		for i, r := range vh.GetRoutes() {
 			m := r.GetMatch()
@@ -423,30 +423,12 @@ func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded, fs FilterSe
 					return verr(RuleRDSClusterSpecifier, "route %q: route specifies cluster specifier plugin %q that is not in the route configuration", rc.GetName(), cs.ClusterSpecifierPlugin)
 				}
 			}
-			if err := validateRetry(action.GetRetryPolicy()); err != "" {
-				return verr(RuleRDSRetryPolicy, "route %q: %s", rc.GetName(), err)
+			if err := retryPolicyError(rc.GetName(), fmt.Sprintf("virtual_hosts[%d].routes[%d].route.retry_policy", vi, i), action.GetRetryPolicy(), fs); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
-}
-
-func validateRetry(rp *routepb.RetryPolicy) string {
-	if rp == nil {
-		return ""
-	}
-	if rp.NumRetries != nil && rp.GetNumRetries().GetValue() < 1 {
-		return fmt.Sprintf("retry_policy.num_retries = %d; must be >= 1", rp.GetNumRetries().GetValue())
-	}
-	if b := rp.GetRetryBackOff(); b != nil {
-		if b.GetBaseInterval().AsDuration() <= 0 {
-			return "retry_policy.base_interval must be > 0"
-		}
-		if b.GetMaxInterval() != nil && b.GetMaxInterval().AsDuration() <= 0 {
-			return "retry_policy.max_interval must be > 0"
-		}
-	}
-	return ""
 }
 
 // supportedLBPolicies are the typed_config URLs grpc-go's xdslbregistry
