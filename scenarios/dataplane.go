@@ -187,11 +187,11 @@ func (s *Scenario) validateDataPlane(c *checker) {
 					_, ok := retryCodes[code]
 					c.check(ok, fmt.Sprintf("%s.retry.on[%d]", q, k), "%s, found %q", oneOf(retryCodes), code)
 				}
-				// gRPC NACKs a RetryPolicy with num_retries 0 (grpc-go
-				// unmarshal_rds.go "must be >= 1"); the server used to
-				// publish 1 instead, silently.
+				// grpc-go and C-core NACK a RetryPolicy with num_retries 0
+				// (grpc-go unmarshal_rds.go "must be >= 1"); the server
+				// used to publish 1 instead, silently.
 				c.check(r.NumRetries >= 1 && r.NumRetries <= math.MaxUint32, q+".retry.num_retries",
-					"expected a number from 1 to %d (a uint32 in the RetryPolicy), found %d: gRPC clients NACK a route whose num_retries is 0. For no retries leave out retry; to publish such a route on purpose, use defect = \"route-retry\"",
+					"expected a number from 1 to %d (a uint32 in the RetryPolicy), found %d: grpc-go and C-core clients NACK a route whose num_retries is 0 (grpc-java makes it one attempt). For no retries leave out retry; to publish such a route on purpose, use defect = \"route-retry\"",
 					uint32(math.MaxUint32), r.NumRetries)
 				c.check(r.Base > 0, q+".retry.base_interval", "expected a duration > 0, found %s", r.Base)
 				c.check(r.Max >= r.Base, q+".retry.max_interval", "expected at least base_interval (%s), found %s", r.Base, r.Max)
