@@ -163,6 +163,9 @@ type Result struct {
 	Case      string
 	Tolerance Tolerance
 	Checks    []Check
+	// Notes are what the simulator does not use or model of the case's
+	// own files (Case.Notes).
+	Notes []string
 }
 
 // Pass reports whether every check passed.

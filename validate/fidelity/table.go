@@ -81,6 +81,9 @@ func (t Tolerance) String() string {
 // cluster and locality, simulated and real.
 func (r *Result) MeshDetails() string {
 	var b strings.Builder
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "%s: %s\n", r.Case, n)
+	}
 	for _, c := range r.Checks {
 		if c.What == "final status per resource" || c.What == "RPCs per cluster and locality" {
 			fmt.Fprintf(&b, "%s: %s %s:\n%s", r.Case, c.Client, c.What, c.Detail)
