@@ -371,21 +371,24 @@ func (s *Scenario) backendKeys(b *Backend) []string {
 // mixes and bootstrap targets, the backends chosen by address or
 // locality, and what the simulator does not model of the resources.
 func (s *Scenario) meshConfig(cfg *fleet.Config) {
-	seen := map[controlplane.ResourceKey]bool{}
+	// One note per resource a server serves, whatever version of it: the
+	// fields of each version it serves, once.
+	notes := map[string]int{}
 	note := func(server string, r mesh.Resource) {
-		k := controlplane.ResourceKey{Type: r.Type, Name: r.Name + "\x00" + server + "\x00" + string(marshalKey(r.Message))}
-		if seen[k] {
-			return
-		}
-		seen[k] = true
-		var fields []dataplane.FieldNote
 		for _, f := range dataplane.Audit(r.Message) {
-			if f.Kind == dataplane.Unmodelled {
-				fields = append(fields, f)
+			if f.Kind != dataplane.Unmodelled {
+				continue
 			}
-		}
-		if len(fields) > 0 {
-			cfg.Unmodelled = append(cfg.Unmodelled, fleet.ResourceNote{Server: server, Kind: controlplane.KindName(r.Type), Name: r.Name, Fields: fields})
+			k := server + "\x00" + controlplane.KindName(r.Type) + "\x00" + r.Name
+			i, ok := notes[k]
+			if !ok {
+				i = len(cfg.Unmodelled)
+				notes[k] = i
+				cfg.Unmodelled = append(cfg.Unmodelled, fleet.ResourceNote{Server: server, Kind: controlplane.KindName(r.Type), Name: r.Name})
+			}
+			if n := &cfg.Unmodelled[i]; !slices.Contains(n.Fields, f) {
+				n.Fields = append(n.Fields, f)
+			}
 		}
 	}
 	for i, cp := range s.ControlPlanes {
@@ -445,12 +448,10 @@ func (s *Scenario) meshConfig(cfg *fleet.Config) {
 	slicesSortNotes(cfg.Unmodelled)
 }
 
-func marshalKey(m proto.Message) []byte {
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	return b
-}
-
 func slicesSortNotes(ns []fleet.ResourceNote) {
+	for i := range ns {
+		slices.SortStableFunc(ns[i].Fields, func(a, b dataplane.FieldNote) int { return strings.Compare(a.Path, b.Path) })
+	}
 	slices.SortStableFunc(ns, func(a, b fleet.ResourceNote) int {
 		if c := strings.Compare(a.Server, b.Server); c != 0 {
 			return c
