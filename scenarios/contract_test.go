@@ -47,7 +47,7 @@ func TestValuesThatWouldCrashARunAreRefusedWithTheirKey(t *testing.T) {
 		{"a duration key past 30 days", withServer + "rpc.deadline = \"800h\"\n", nil,
 			`s.toml:14:16: fleet.group[0].rpc.deadline: expected a duration of at most 720h0m0s (30 days), found "800h"`},
 		{"num_retries = 0, which gRPC NACKs and the server bent to 1", withServer, []string{"control_plane[0].service[0].retry={num_retries=0}"},
-			`--set control_plane[0].service[0].retry={num_retries=0}: control_plane[0].service[0].retry.num_retries: expected a number from 1 to 4294967295 (a uint32 in the RetryPolicy), found 0: gRPC clients NACK a route whose num_retries is 0. For no retries leave out retry; to publish such a route on purpose, use defect = "route-retry"`},
+			`--set control_plane[0].service[0].retry={num_retries=0}: control_plane[0].service[0].retry.num_retries: expected a number from 1 to 4294967295 (a uint32 in the RetryPolicy), found 0: grpc-go and C-core clients NACK a route whose num_retries is 0 (grpc-java makes it one attempt). For no retries leave out retry; to publish such a route on purpose, use defect = "route-retry"`},
 		{"session_rpcs that wraps at 2^32", withServer, []string{"fleet.group[0].rpc.session_rpcs=4294967296"},
 			"--set fleet.group[0].rpc.session_rpcs=4294967296: fleet.group[0].rpc.session_rpcs: expected a number from 0 (no limit) to 4294967295, found 4294967296"},
 		{"profile_fields backoff_jitter = 1.5", "what_if = true\n" + withServer + "profile_fields = { backoff_jitter = 1.5 }\n", nil,

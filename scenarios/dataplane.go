@@ -28,6 +28,9 @@ type RPC struct {
 	Deadline time.Duration `toml:"deadline"`
 	// Method is the method path, matched against a session cookie's path.
 	Method string `toml:"method"`
+	// Methods, when given, are the RPC mix, replacing Method: each RPC
+	// takes one, drawn by weight, with its headers.
+	Methods []Method `toml:"methods,omitempty"`
 	// Sessions is how many gRFC A55 sessions a client keeps per target.
 	Sessions int `toml:"sessions"`
 	// SessionRPCs and SessionLifetime end a session (0: no limit).
@@ -66,6 +69,12 @@ type Backend struct {
 	Cluster string `toml:"cluster,omitempty"`
 	First   int    `toml:"first"`
 	Count   int    `toml:"count"`
+	// Address and Locality choose the backends of a user's own
+	// resources instead: every endpoint with this address ("ip" or
+	// "ip:port"), or every endpoint of this locality ("zone" or
+	// "region/zone"), in every ClusterLoadAssignment served.
+	Address  string `toml:"address,omitempty"`
+	Locality string `toml:"locality,omitempty"`
 	// ServiceTime is slow's answer time.
 	ServiceTime *Dist `toml:"service_time,omitempty"`
 	// ErrorRate and ErrorCode are fail's errors.
@@ -183,11 +192,11 @@ func (s *Scenario) validateDataPlane(c *checker) {
 					_, ok := retryCodes[code]
 					c.check(ok, fmt.Sprintf("%s.retry.on[%d]", q, k), "%s, found %q", oneOf(retryCodes), code)
 				}
-				// gRPC NACKs a RetryPolicy with num_retries 0 (grpc-go
-				// unmarshal_rds.go "must be >= 1"); the server used to
-				// publish 1 instead, silently.
+				// grpc-go and C-core NACK a RetryPolicy with num_retries 0
+				// (grpc-go unmarshal_rds.go "must be >= 1"); the server
+				// used to publish 1 instead, silently.
 				c.check(r.NumRetries >= 1 && r.NumRetries <= math.MaxUint32, q+".retry.num_retries",
-					"expected a number from 1 to %d (a uint32 in the RetryPolicy), found %d: gRPC clients NACK a route whose num_retries is 0. For no retries leave out retry; to publish such a route on purpose, use defect = \"route-retry\"",
+					"expected a number from 1 to %d (a uint32 in the RetryPolicy), found %d: grpc-go and C-core clients NACK a route whose num_retries is 0 (grpc-java makes it one attempt). For no retries leave out retry; to publish such a route on purpose, use defect = \"route-retry\"",
 					uint32(math.MaxUint32), r.NumRetries)
 				c.check(r.Base > 0, q+".retry.base_interval", "expected a duration > 0, found %s", r.Base)
 				c.check(r.Max >= r.Base, q+".retry.max_interval", "expected at least base_interval (%s), found %s", r.Base, r.Max)
@@ -213,7 +222,9 @@ func (s *Scenario) validateDataPlane(c *checker) {
 		if action == fleet.BackendDrain {
 			c.check(b.Duration > 0, p+".duration", "drain needs the grace period: a duration > 0")
 		}
-		if svc := s.serviceByName(b.Service); c.check(svc != nil, p+".service", "no control plane serves a service named %q", b.Service) && b.Cluster != "" {
+		if b.Address != "" || b.Locality != "" {
+			// validateMesh checks the backends of a user's own resources.
+		} else if svc := s.serviceByName(b.Service); c.check(svc != nil, p+".service", "no control plane serves a service named %q", b.Service) && b.Cluster != "" {
 			c.check(slices.Contains(svc.clusterNames(), b.Cluster), p+".cluster", "service %q has no cluster %q (clusters: %s)",
 				b.Service, b.Cluster, strings.Join(svc.clusterNames(), ", "))
 		}

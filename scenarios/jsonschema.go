@@ -326,8 +326,7 @@ var keyConstraints = map[string]constraint{
 	"fault[].fraction":      {min: f(0), max: f(1)},
 	"fault[].probability":   {min: f(0), exclMin: true, max: f(1)},
 	"fault[].responses":     {min: f(1)},
-	"change[].action":       {enum: list("delete_service", "restore_service", "publish_invalid", "scale_endpoints", "drain_endpoints", "set_health", "replace_endpoints")},
-	"change[].resources":    {enum: list("listener", "route", "cluster", "endpoints")},
+	"change[].action":       {enum: list("delete_service", "restore_service", "publish_invalid", "scale_endpoints", "drain_endpoints", "set_health", "replace_endpoints", "publish", "delete_resource", "restore_resource")},
 	"change[].defect":       {enum: defects},
 	"change[].health":       {enum: keys(corepb.HealthStatus_value)},
 	"change[].count":        {min: f(0), max: f(maxEndpoints)},
@@ -546,6 +545,7 @@ name = "a"
 [[control_plane.service.route]]
 [[fleet.group]]
 clients = 1
+rpc = { methods = [{ method = "/a/b" }] }
 `
 
 // skeletonDefaults returns what Parse resolves every key of the

@@ -21,7 +21,7 @@ import (
 	"github.com/xdssim/xdssim/scenarios/internal/tomlpos"
 )
 
-//go:embed library/*.toml
+//go:embed library/*.toml library/mesh
 var library embed.FS
 
 // DefaultName is the library scenario `xdssim run` uses with no argument.
@@ -36,6 +36,9 @@ type Source struct {
 	// base name without ".toml".
 	Name string
 	Data []byte
+	// embedded: the scenario is the library's; the files it names are
+	// the library's too.
+	embedded bool
 }
 
 // Open finds a scenario by reference: a path to a TOML file, or the name
@@ -59,7 +62,7 @@ func Open(ref string) (*Source, error) {
 		return nil, fmt.Errorf("%q is neither a scenario file nor a library scenario (library: %s)",
 			ref, strings.Join(names, ", "))
 	}
-	return &Source{File: "library/" + ref + ".toml", Name: ref, Data: data}, nil
+	return &Source{File: "library/" + ref + ".toml", Name: ref, Data: data, embedded: true}, nil
 }
 
 // MaxFileSize is the largest scenario file Open reads. A scenario of a
@@ -226,6 +229,7 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 	p.tree = tree
 
 	s := new(Scenario)
+	s.src = src
 	s.setDefaults()
 	(&decoder{p: p}).table("", tree, reflect.ValueOf(s).Elem())
 	s.resolve(src.Name, p)

@@ -47,6 +47,11 @@ type Scenario struct {
 	// Sweep, when given, is what `xdssim sweep` varies and looks for
 	// (sweep.go); `xdssim run` ignores it.
 	Sweep *Sweep `toml:"sweep,omitempty"`
+
+	// src is the document parsed, and mesh the dump and bootstrap files
+	// it names, read once (mesh.go).
+	src  *Source
+	mesh meshFiles
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -79,9 +84,13 @@ type Group struct {
 	// ProfileFields override single fields of the profile.
 	ProfileFields map[string]string `toml:"profile_fields"`
 	// Servers are the bootstrap's xds_servers, by control plane name,
-	// highest priority first; they default to every control plane in the
-	// order they are declared.
+	// highest priority first; they default to the servers of Bootstrap,
+	// or every control plane in the order they are declared.
 	Servers []string `toml:"servers"`
+	// Bootstrap, when given, is a gRPC bootstrap file (gRFC A27) whose
+	// xds_servers (matched to control planes by server_uri) and
+	// server_features the group's clients use.
+	Bootstrap string `toml:"bootstrap,omitempty"`
 	// ServerFeatures are the server_features of every bootstrap server.
 	ServerFeatures []string `toml:"server_features"`
 	// Latency, if set, replaces the link latency of this group's clients.
@@ -146,6 +155,7 @@ func (s *Scenario) resolve(file string, p *problems) {
 	if s.Name == "" {
 		s.Name = file
 	}
+	s.loadMesh(p)
 	for i := range s.Fleet.Groups {
 		g := &s.Fleet.Groups[i]
 		if g.Name == "" {
@@ -153,6 +163,14 @@ func (s *Scenario) resolve(file string, p *problems) {
 		}
 		if g.ProfileFields == nil {
 			g.ProfileFields = map[string]string{}
+		}
+		for j := range g.RPC.Methods {
+			if g.RPC.Methods[j].Headers == nil {
+				g.RPC.Methods[j].Headers = map[string]string{}
+			}
+		}
+		if g.Bootstrap != "" {
+			s.resolveBootstrap(p, i, g)
 		}
 		if g.Servers == nil {
 			g.Servers = []string{}
@@ -175,6 +193,7 @@ func (s *Scenario) resolve(file string, p *problems) {
 						for _, svc := range cp.Services {
 							g.Targets = append(g.Targets, svc.Name)
 						}
+						g.Targets = append(g.Targets, s.apiListeners(cp.Resources)...)
 					}
 				}
 			}
@@ -244,6 +263,7 @@ func (s *Scenario) validate(c *checker) {
 
 	s.validateXDS(c)
 	s.validateDataPlane(c)
+	s.validateMesh(c)
 	for i, r := range s.Fleet.Restarts {
 		p := fmt.Sprintf("fleet.restart[%d]", i)
 		if r.Group != "" {

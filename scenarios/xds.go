@@ -62,6 +62,12 @@ type ControlPlane struct {
 	Latency Dist `toml:"latency"`
 	// Services are what the server serves.
 	Services []Service `toml:"service"`
+	// Resources are dump files (CSDS, Envoy ConfigDump or plain
+	// resources; JSON or YAML) whose Listeners, RouteConfigurations,
+	// Clusters and ClusterLoadAssignments the server serves verbatim.
+	Resources []string `toml:"resources,omitempty"`
+	// ServerURI is the server_uri bootstrap files name this server by.
+	ServerURI string `toml:"server_uri,omitempty"`
 }
 
 // Service is a listener, its route, cluster and endpoints, expanded by
@@ -135,8 +141,14 @@ type Change struct {
 	// resources).
 	Cluster string `toml:"cluster,omitempty"`
 	// Resources narrows delete_service and restore_service to some of the
-	// service's resources: listener, route, cluster, endpoints.
+	// service's resources: listener, route, cluster, endpoints. For
+	// publish, it is the dump files of the next version.
 	Resources []string `toml:"resources,omitempty"`
+	// Type and Name are the resource delete_resource and
+	// restore_resource act on: its kind (listener, route, cluster,
+	// endpoints) and name.
+	Type string `toml:"type,omitempty"`
+	Name string `toml:"name,omitempty"`
 	// Defect is what publish_invalid breaks.
 	Defect string `toml:"defect,omitempty"`
 	// Count and First say which endpoints scale_endpoints, drain_endpoints
@@ -388,6 +400,9 @@ func (s *Scenario) validateXDS(c *checker) {
 				found = found || slices.ContainsFunc(s.ControlPlanes[k].Services, func(sv Service) bool { return sv.Name == ch.Service })
 			}
 		}
+		if action == fleet.Publish || action == fleet.DeleteResource || action == fleet.RestoreResource {
+			continue // validateMesh checks them
+		}
 		c.check(found, p+".service", "no control plane it applies to serves a service named %q", ch.Service)
 		s.validateChangeTarget(c, p, action, &ch, servers)
 		c.check(action == fleet.PublishInvalid || !c.given(p+".defect"), p+".defect", "is only used by action = \"publish_invalid\"")
@@ -560,5 +575,6 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		cfg.Changes = append(cfg.Changes, fc)
 	}
 	s.dataPlaneConfig(&cfg)
+	s.meshConfig(&cfg)
 	return cfg
 }

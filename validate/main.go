@@ -33,6 +33,9 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Print(fidelity.Table(results))
+	for _, r := range results {
+		fmt.Print(r.MeshDetails())
+	}
 	failed := false
 	for _, r := range results {
 		if !r.Pass() {

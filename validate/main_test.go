@@ -27,6 +27,11 @@ func TestGRPCGoAgreesWithTheSimulation(t *testing.T) {
 	}
 	t.Logf("\n%s", fidelity.Table(results))
 	for _, r := range results {
+		if d := r.MeshDetails(); d != "" {
+			t.Logf("\n%s", d)
+		}
+	}
+	for _, r := range results {
 		if !r.Pass() {
 			t.Errorf("case %s disagrees with grpc-go:\n%s", r.Case, r.Failures())
 		}

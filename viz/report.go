@@ -75,6 +75,8 @@ type reportView struct {
 	Expectations              []expectationRow
 	Breached                  int
 	Faults                    []faultRow
+	Routing                   *routingView
+	Unmodelled                []unmodelledRow
 	Sections                  []section
 	HasTracks                 bool // the worst clients follow the tracks
 	Worst                     []clientRow
@@ -89,6 +91,57 @@ type reportView struct {
 type groupRow struct{ Name, Clients, Profile string }
 
 type faultRow struct{ Kind, Label, Start, End, Windows, Recovery string }
+
+// routingView is where RPCs went, per cluster and locality and phase.
+type routingView struct {
+	Phases []string
+	Rows   []routingRow
+}
+
+type routingRow struct {
+	Name     string
+	Locality bool
+	Cells    []string // per phase: "RPCs (share %)"
+}
+
+// unmodelledRow is one field of a served resource the simulator does not
+// model.
+type unmodelledRow struct{ Resource, Path, What string }
+
+// routingData lays out r's routing: each cluster's RPCs and its share of
+// the phase's, then its localities'.
+func routingData(rt *fleet.Routing) *routingView {
+	if rt == nil {
+		return nil
+	}
+	v := &routingView{}
+	totals := make([]int, len(rt.Phases))
+	for _, p := range rt.Phases {
+		v.Phases = append(v.Phases, formatSeconds(p.From)+"–"+formatSeconds(p.To)+" s")
+	}
+	for _, c := range rt.Clusters {
+		for i, n := range c.RPCs {
+			totals[i] += n
+		}
+	}
+	cells := func(n []int, of []int) []string {
+		out := make([]string, len(n))
+		for i, x := range n {
+			out[i] = strconv.Itoa(x)
+			if of[i] > 0 {
+				out[i] += fmt.Sprintf(" (%.1f %%)", 100*float64(x)/float64(of[i]))
+			}
+		}
+		return out
+	}
+	for _, c := range rt.Clusters {
+		v.Rows = append(v.Rows, routingRow{Name: c.Name, Cells: cells(c.RPCs, totals)})
+		for _, l := range c.Localities {
+			v.Rows = append(v.Rows, routingRow{Name: l.Name, Locality: true, Cells: cells(l.RPCs, c.RPCs)})
+		}
+	}
+	return v
+}
 
 type metricRow struct{ Path, Value string }
 
@@ -142,6 +195,12 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 			row.Recovery = formatMillis(f.Recovery)
 		}
 		v.Faults = append(v.Faults, row)
+	}
+	v.Routing = routingData(r.Routing)
+	for _, n := range r.Unmodelled {
+		for _, f := range n.Fields {
+			v.Unmodelled = append(v.Unmodelled, unmodelledRow{n.Server + " " + n.Kind + " " + n.Name, f.Path, f.What})
+		}
 	}
 	for _, m := range r.Metrics {
 		// NaN, +Inf, -Inf print as such here; summary.json refuses them.
@@ -461,6 +520,28 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
     <tbody>
     {{- range .Faults}}
       <tr><td class="muted">{{.Kind}}</td><td>{{.Label}}</td><td class="num">{{.Start}}</td><td class="num">{{.End}}</td><td class="num">{{.Windows}}</td><td class="num">{{.Recovery}}</td></tr>
+    {{- end}}
+    </tbody>
+  </table>
+  {{- end}}
+  {{- with .Routing}}
+  <h2>Where RPCs went <span class="muted">(first attempts, per cluster and its localities, between config changes)</span></h2>
+  <table>
+    <thead><tr><th>cluster / locality</th>{{range .Phases}}<th class="num">{{.}}</th>{{end}}</tr></thead>
+    <tbody>
+    {{- range .Rows}}
+      <tr><td>{{if .Locality}}&nbsp;&nbsp;{{.Name}}{{else}}<code>{{.Name}}</code>{{end}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+    {{- end}}
+    </tbody>
+  </table>
+  {{- end}}
+  {{- if .Unmodelled}}
+  <h2>Not modelled <span class="muted">(fields of the served resources that change what real clients do)</span></h2>
+  <table>
+    <thead><tr><th>resource</th><th>field</th><th>what real clients do</th></tr></thead>
+    <tbody>
+    {{- range .Unmodelled}}
+      <tr><td><code>{{.Resource}}</code></td><td><code>{{.Path}}</code></td><td>{{.What}}</td></tr>
     {{- end}}
     </tbody>
   </table>

@@ -34,6 +34,14 @@ const whatIfKey = "what_if"
 // recover from each, after the expectations.
 const faultsKey = "faults"
 
+// routingKey and unmodelledKey hold, for a run that serves resources of
+// its own, where RPCs went and what is not modelled of the resources,
+// after the faults.
+const (
+	routingKey    = "routing"
+	unmodelledKey = "unmodelled"
+)
+
 // Summary renders r as summary.json: 2-space indented JSON holding, in this
 // order, "schema" (SummarySchema), "scenario", "seed", "clients",
 // "virtual_seconds" and "events"; then, when the scenario has hypothetical
@@ -43,7 +51,12 @@ const faultsKey = "faults"
 // given, holding "metric", "min" and "max" (each only when the scenario
 // gives it), "value" (null when the run reported none) and "pass"; then
 // "faults": one object per Fault, in order, with "kind", "label",
-// "start_seconds", "end_seconds", "windows" and "recovery_seconds"; then every Metric nested by its dotted path ("fleet.clients_started": 300
+// "start_seconds", "end_seconds", "windows" and "recovery_seconds"; then,
+// for a run that serves resources of its own, "routing" (its "phases"
+// between config changes, and per cluster its "rpcs" per phase and its
+// "localities") and "unmodelled" (per resource, the fields the simulator
+// does not model, with what real clients do); then every Metric nested by
+// its dotted path ("fleet.clients_started": 300
 // becomes "fleet": {"clients_started": 300}), with the keys of every metric
 // object sorted. Numbers print as the shortest decimal that reads back as
 // the same float64, integral ones without a fraction. The output ends with a
@@ -82,6 +95,14 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	}
 	b.WriteString(",\n")
 	writeFaults(&b, r.Faults)
+	if r.Routing != nil {
+		b.WriteString(",\n")
+		writeRouting(&b, r.Routing)
+	}
+	if len(r.Unmodelled) > 0 {
+		b.WriteString(",\n")
+		writeUnmodelled(&b, r.Unmodelled)
+	}
 	for _, k := range tree.sortedKeys() {
 		b.WriteString(",\n")
 		writeMember(&b, 1, k, tree.children[k])
@@ -107,6 +128,66 @@ func writeFaults(b *bytes.Buffer, fs []fleet.Fault) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+}
+
+// writeRouting writes the "routing" object of a run that serves a user's
+// own resources: the phases between config changes ("phases": from and to
+// in virtual seconds) and, per cluster and per locality of it, the RPCs
+// whose first attempt was picked there in each phase.
+func writeRouting(b *bytes.Buffer, rt *fleet.Routing) {
+	fmt.Fprintf(b, "  %s: {\n    \"phases\": [", quoteJSON(routingKey))
+	for i, p := range rt.Phases {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "{\"from_seconds\": %s, \"to_seconds\": %s}", formatSeconds(p.From), formatSeconds(p.To))
+	}
+	b.WriteString("],\n    \"clusters\": [")
+	counts := func(n []int) string {
+		parts := make([]string, len(n))
+		for i, v := range n {
+			parts[i] = strconv.Itoa(v)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	for i, c := range rt.Clusters {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n      {\"name\": %s, \"rpcs\": %s, \"localities\": [", quoteJSON(c.Name), counts(c.RPCs))
+		for j, l := range c.Localities {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "{\"name\": %s, \"rpcs\": %s}", quoteJSON(l.Name), counts(l.RPCs))
+		}
+		b.WriteString("]}")
+	}
+	if len(rt.Clusters) > 0 {
+		b.WriteString("\n    ")
+	}
+	b.WriteString("]\n  }")
+}
+
+// writeUnmodelled writes the "unmodelled" array: per resource served
+// verbatim, the fields that change what a real client does and that the
+// simulator does not model, with what the real clients do.
+func writeUnmodelled(b *bytes.Buffer, ns []fleet.ResourceNote) {
+	fmt.Fprintf(b, "  %s: [", quoteJSON(unmodelledKey))
+	for i, n := range ns {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "\n    {\"server\": %s, \"kind\": %s, \"name\": %s, \"fields\": [", quoteJSON(n.Server), quoteJSON(n.Kind), quoteJSON(n.Name))
+		for j, f := range n.Fields {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(b, "\n      {\"path\": %s, \"what\": %s}", quoteJSON(f.Path), quoteJSON(f.What))
+		}
+		b.WriteString("\n    ]}")
+	}
+	b.WriteString("\n  ]")
 }
 
 // writeWhatIf writes the "what_if" array: each hypothetical setting's key,
@@ -204,7 +285,7 @@ func metricTree(metrics []fleet.Metric) (*metricNode, error) {
 				return nil, fmt.Errorf("metric %q collides with the header key %q", m.Path, h)
 			}
 		}
-		if segs[0] == expectationsKey || segs[0] == faultsKey || segs[0] == whatIfKey {
+		if segs[0] == expectationsKey || segs[0] == faultsKey || segs[0] == whatIfKey || segs[0] == routingKey || segs[0] == unmodelledKey {
 			return nil, fmt.Errorf("metric %q collides with the key %q", m.Path, segs[0])
 		}
 		n := root

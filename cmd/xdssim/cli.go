@@ -335,6 +335,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err := lim.check(est); err != nil {
 		return err
 	}
+	// What the simulator does not use or model of a user's own files is
+	// said, never dropped silently.
+	for _, n := range s.MeshNotes() {
+		fmt.Fprintf(stderr, "xdssim: %s\n", n)
+	}
 	_, err = io.WriteString(stdout, s.TOML()+s.ProfileComment())
 	return err
 }

@@ -81,6 +81,7 @@ func commands() []*command {
 	return []*command{
 		&runCommand, &validateCommand, &listCommand, &explainCommand,
 		&traceCommand, &csdsCommand, &shrinkCommand,
+		&importCommand, &lintCommand,
 		&sweepCommand, &compareCommand, &mergeCommand,
 		&schemaCommand, &completionCommand, &versionCommand,
 	}

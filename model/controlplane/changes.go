@@ -46,6 +46,10 @@ func (s *Server) stageService(svc Service) error {
 	svc = svc.clone()
 	res := ExpandAll(&svc)
 	for _, r := range res {
+		if _, ok := s.raw[r.Type][r.Name]; ok {
+			return fmt.Errorf("controlplane: server %q: service %q: %v resource %q is one of the server's own resources",
+				s.name, svc.Name, r.Type, r.Name)
+		}
 		if o, ok := s.owner[r.Type][r.Name]; ok && o != svc.Name {
 			return fmt.Errorf("controlplane: server %q: service %q: %v resource %q belongs to service %q",
 				s.name, svc.Name, r.Type, r.Name, o)

@@ -224,9 +224,6 @@ func expandRetry(p *RetryPolicy, broken bool) *routepb.RetryPolicy {
 		on = strings.Join(q.On, ",")
 	}
 	n := max(q.NumRetries, 1)
-	if broken {
-		n = 0
-	}
 	base := q.BaseInterval
 	if base <= 0 {
 		base = defaultRetryBase
@@ -235,7 +232,7 @@ func expandRetry(p *RetryPolicy, broken bool) *routepb.RetryPolicy {
 	if maxI <= 0 {
 		maxI = 10 * base
 	}
-	return &routepb.RetryPolicy{
+	rp := &routepb.RetryPolicy{
 		RetryOn:    on,
 		NumRetries: wrapperspb.UInt32(n),
 		RetryBackOff: &routepb.RetryPolicy_RetryBackOff{
@@ -243,6 +240,12 @@ func expandRetry(p *RetryPolicy, broken bool) *routepb.RetryPolicy {
 			MaxInterval:  durationpb.New(maxI),
 		},
 	}
+	if broken {
+		// No base_interval: every implementation NACKs it (see
+		// DefectRouteRetry).
+		rp.RetryBackOff.BaseInterval = nil
+	}
+	return rp
 }
 
 // expandCluster builds cluster c, EDS, with the A55 override_host_status;

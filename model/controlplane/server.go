@@ -27,6 +27,10 @@ type Config struct {
 	Name string
 	// Services is the state of the world the server starts with.
 	Services []Service
+	// Resources are served verbatim beside the services' resources: envoy
+	// Listeners, RouteConfigurations, Clusters and ClusterLoadAssignments
+	// (see Publish). The server keeps them: they must not be modified.
+	Resources []proto.Message
 	// Cache picks the go-control-plane cache; the zero value is
 	// LinearCaches.
 	Cache CacheKind
@@ -86,7 +90,9 @@ type Server struct {
 	res      [NumTypes]map[string]*entry
 	services map[string]*Service
 	owner    [NumTypes]map[string]string // resource name -> service
-	cp       *corepb.ControlPlane
+	// raw are the verbatim resources last published, served or deleted.
+	raw [NumTypes]map[string]proto.Message
+	cp  *corepb.ControlPlane
 
 	rq      responseQueue
 	watches map[*discoverypb.DiscoveryRequest]*typeState // open watches by their request
@@ -214,6 +220,9 @@ func New(cfg Config) (*Server, error) {
 		if err := s.stageService(cfg.Services[i]); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.stageRaw(cfg.Resources); err != nil {
+		return nil, err
 	}
 	if out := s.commit(); len(out) != 0 {
 		panic("controlplane: responses without streams")

@@ -197,8 +197,11 @@ const (
 	// DefectEndpointZeroWeight gives the first endpoint
 	// load_balancing_weight 0 (xdsclient rule eds.endpoint_zero_weight).
 	DefectEndpointZeroWeight
-	// DefectRouteRetry gives the route a retry policy with num_retries 0
-	// (xdsclient rule rds.retry_policy). With InlineRoute the listener
+	// DefectRouteRetry gives the route a retry policy whose retry_back_off
+	// has no base_interval, which every implementation NACKs (grpc-go
+	// generateRetryConfig, grpc-java parseRetryPolicy, C-core
+	// RetryPolicyParse; num_retries 0 would not do: grpc-java accepts it;
+	// xdsclient rule rds.retry_policy). With InlineRoute the listener
 	// carries it and is NACKed.
 	DefectRouteRetry
 	// DefectListenerNoRouter leaves the HttpConnectionManager without any

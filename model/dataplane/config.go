@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,9 +96,14 @@ type Endpoint struct {
 // Locality is a locality of a cluster's ClusterLoadAssignment: its
 // endpoints are Endpoints[First : First+N].
 type Locality struct {
+	// Name is "region/zone", with "/sub_zone" when it has one.
+	Name     string
 	Priority uint32
 	Weight   uint32
 	First, N int
+	// ID numbers the locality among every cluster's in a run (the
+	// fleet's routing counts); 0 unless the fleet sets it.
+	ID int32
 }
 
 // Cluster is one cluster of a channel's config: what gRPC's cds and
@@ -107,6 +113,9 @@ type Cluster struct {
 	// Name is the cluster's name; EDS the name of its
 	// ClusterLoadAssignment.
 	Name, EDS string
+	// ID numbers the cluster among the run's (the fleet's routing
+	// counts); 0 unless the fleet sets it.
+	ID int32
 	// Failed is set when a resource error (a deletion, a NACK of an
 	// uncached resource, a does-not-exist timer, a TP3 error) took the
 	// cluster away: the cluster's child policy is in TRANSIENT_FAILURE and
@@ -182,11 +191,21 @@ func (c *Cluster) endpointsOf(backend uint32) []backendEndpoint {
 
 // Route is one route of a channel's config.
 type Route struct {
+	// Name is the route's name in its RouteConfiguration.
+	Name string
 	// Prefix and Path are the route's match: a path prefix, or an exact
-	// path when Path is set. Matching is case-sensitive (the default).
-	Prefix string
-	Path   string
-	exact  bool
+	// path when Path is set; or Regex, a safe_regex the whole path must
+	// match. Matching is case-sensitive unless case_sensitive is false.
+	Prefix     string
+	Path       string
+	Regex      string
+	exact      bool
+	regex      *regexp.Regexp
+	ignoreCase bool
+	// Headers are the route's header matchers; all must match.
+	Headers []HeaderMatcher
+	// HashPolicies are the route's hash policies for ring_hash (gRFC A42).
+	HashPolicies []HashPolicy
 	// Clusters are the clusters the route sends RPCs to with their
 	// weights: indexes into Config.Clusters. One cluster takes every RPC.
 	Clusters []WeightedCluster
@@ -229,13 +248,12 @@ type ClusterResources struct {
 	Cause  Cause
 }
 
-// RouteFor returns the route that takes an RPC to method, the first whose
-// match fits it, or nil when none does (the RPC fails, as grpc-go's
+// RouteFor returns the route that takes an RPC to method with headers hdrs,
+// the first whose match fits it, or nil when none does (the RPC fails, as grpc-go's
 // config selector fails it: "no matching route").
-func (c *Config) RouteFor(method string) *Route {
+func (c *Config) RouteFor(method string, hdrs []Header) *Route {
 	for i := range c.Routes {
-		r := &c.Routes[i]
-		if (r.exact && r.Path == method) || (!r.exact && strings.HasPrefix(method, r.Prefix)) {
+		if r := &c.Routes[i]; r.Matches(method, hdrs) {
 			return r
 		}
 	}
@@ -283,14 +301,19 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 		if action == nil {
 			continue
 		}
-		var route Route
-		switch m := r.GetMatch().GetPathSpecifier().(type) {
-		case *routepb.RouteMatch_Prefix:
-			route.Prefix = m.Prefix
-		case *routepb.RouteMatch_Path:
-			route.Path, route.exact = m.Path, true
-		default:
-			continue // a regex or template match: not modelled
+		route := Route{Name: r.GetName()}
+		if !routeMatch(r.GetMatch(), &route) {
+			continue // a match kind gRPC ignores (query parameters) or a template
+		}
+		for _, hp := range action.GetHashPolicy() {
+			switch p := hp.GetPolicySpecifier().(type) {
+			case *routepb.RouteAction_HashPolicy_Header_:
+				route.HashPolicies = append(route.HashPolicies, HashPolicy{Header: strings.ToLower(p.Header.GetHeaderName()), Terminal: hp.GetTerminal()})
+			case *routepb.RouteAction_HashPolicy_FilterState_:
+				if p.FilterState.GetKey() == "io.grpc.channel_id" {
+					route.HashPolicies = append(route.HashPolicies, HashPolicy{ChannelID: true, Terminal: hp.GetTerminal()})
+				}
+			}
 		}
 		add := func(name string, w uint32) error {
 			k, ok := index[name]
@@ -323,7 +346,14 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 		default:
 			continue // a cluster specifier plugin: not modelled
 		}
-		if rp := action.GetRetryPolicy(); rp != nil {
+		rp := action.GetRetryPolicy()
+		if rp == nil {
+			// A route without a retry policy takes its virtual host's
+			// (gRFC A44, "the route's policy overrides the virtual
+			// host's").
+			rp = vh.GetRetryPolicy()
+		}
+		if rp != nil {
 			var n *uint32
 			if rp.GetNumRetries() != nil {
 				v := rp.GetNumRetries().GetValue()
@@ -350,6 +380,44 @@ func BuildConfig(target string, lis *listenerpb.Listener, rc *routepb.RouteConfi
 		return nil, fmt.Errorf("dataplane: route %q: no route for %q", rc.GetName(), target)
 	}
 	return c, nil
+}
+
+// routeMatch converts a route's match into r: the path matcher
+// (case_sensitive defaults to true) and the header matchers (gRFC A28).
+// It reports false for a match gRPC never takes: one with query
+// parameters (grpc-go unmarshal_rds.go skips such routes), or a kind the
+// XdsClient would have NACKed.
+func routeMatch(m *routepb.RouteMatch, r *Route) bool {
+	if len(m.GetQueryParameters()) != 0 {
+		return false
+	}
+	r.ignoreCase = m.GetCaseSensitive() != nil && !m.GetCaseSensitive().GetValue()
+	switch p := m.GetPathSpecifier().(type) {
+	case *routepb.RouteMatch_Prefix:
+		r.Prefix = p.Prefix
+	case *routepb.RouteMatch_Path:
+		r.Path, r.exact = p.Path, true
+	case *routepb.RouteMatch_SafeRegex:
+		expr := "^(?:" + p.SafeRegex.GetRegex() + ")$"
+		if r.ignoreCase {
+			expr = "(?i)" + expr
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return false
+		}
+		r.Regex, r.regex = p.SafeRegex.GetRegex(), re
+	default:
+		return false
+	}
+	for _, h := range m.GetHeaders() {
+		hm, ok := headerMatcher(h)
+		if !ok {
+			return false
+		}
+		r.Headers = append(r.Headers, hm)
+	}
+	return true
 }
 
 func findCluster(cs []ClusterResources, name string) *ClusterResources {
@@ -401,7 +469,13 @@ func buildCluster(cr *ClusterResources, prof Profile, backend func(cluster, addr
 	locs = slices.DeleteFunc(locs, func(l *endpointpb.LocalityLbEndpoints) bool { return l.GetLoadBalancingWeight().GetValue() == 0 })
 	slices.SortStableFunc(locs, func(a, b *endpointpb.LocalityLbEndpoints) int { return cmp.Compare(a.GetPriority(), b.GetPriority()) })
 	for _, loc := range locs {
-		l := Locality{Priority: loc.GetPriority(), Weight: loc.GetLoadBalancingWeight().GetValue(), First: len(c.Endpoints)}
+		id := loc.GetLocality()
+		name := id.GetRegion() + "/" + id.GetZone()
+		if id.GetSubZone() != "" {
+			name += "/" + id.GetSubZone()
+		}
+		l := Locality{Name: name,
+			Priority: loc.GetPriority(), Weight: loc.GetLoadBalancingWeight().GetValue(), First: len(c.Endpoints)}
 		for _, e := range loc.GetLbEndpoints() {
 			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
 			addr := net.JoinHostPort(sa.GetAddress(), strconv.Itoa(int(sa.GetPortValue())))

@@ -146,7 +146,7 @@ func TestConfigFollowsTheServicesResources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := build(t, tc.svc, tc.prof)
-			r, cl := c.RouteFor("/xdssim.Echo/Call"), &c.Clusters[0]
+			r, cl := c.RouteFor("/xdssim.Echo/Call", nil), &c.Clusters[0]
 			if !tc.want(c, r, cl) {
 				t.Errorf("config = %+v (route %+v)", c, r)
 			}

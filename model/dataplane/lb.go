@@ -95,6 +95,11 @@ type Env struct {
 	Link     *network.LinkConfig
 	Rand     *sim.Rand
 	Profile  Profile
+	// Hash is the RPC's hash from its route's hash policies, when Hashed
+	// (see Route.RequestHash); ring_hash then lands where the hash says
+	// instead of at random.
+	Hash   uint64
+	Hashed bool
 }
 
 // Channel is the data-plane half of one client's channel to one target:
@@ -600,7 +605,12 @@ func (ch *Channel) endpointPick(env *Env, ci, lo, hi, l int) Pick {
 		// No hash policy: a random hash per RPC, then the ring walks to
 		// the next usable endpoint (gRFC A42); an endpoint's share of the
 		// ring is its weight times its locality's.
-		if n > 0 {
+		// With a hash policy that yields a value, the RPC's hash picks
+		// the place: RPCs with the same hash go to the same endpoint
+		// while the endpoints stay the same.
+		if n > 0 && env.Hashed {
+			start = ringAt(env.Hash, c, lo, hi)
+		} else if n > 0 {
 			start = ringStart(env.Rand, c, lo, hi)
 		}
 	case LeastRequest:
@@ -655,6 +665,27 @@ func (ch *Channel) endpointPick(env *Env, ci, lo, hi, l int) Pick {
 		return p
 	}
 	return Pick{Result: Failed, NoEndpoint: !usable, At: env.Now}
+}
+
+// ringAt returns where hash h lands among endpoints [lo, hi), as an
+// offset from lo: each endpoint owns a share of the hash space
+// proportional to its weight times its locality's, in endpoint order.
+func ringAt(h uint64, c *Cluster, lo, hi int) int {
+	var total uint64
+	for i := lo; i < hi; i++ {
+		e := &c.Endpoints[i]
+		total += uint64(max(e.Weight, 1)) * uint64(max(c.Localities[e.Locality].Weight, 1))
+	}
+	x := h % total
+	for i := lo; i < hi; i++ {
+		e := &c.Endpoints[i]
+		w := uint64(max(e.Weight, 1)) * uint64(max(c.Localities[e.Locality].Weight, 1))
+		if x < w {
+			return i - lo
+		}
+		x -= w
+	}
+	return hi - 1 - lo
 }
 
 // ringStart draws where a random hash lands among endpoints [lo, hi): each

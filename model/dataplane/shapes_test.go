@@ -58,7 +58,7 @@ func near(got, want float64) bool { return math.Abs(got-want) < 0.03 }
 func TestWeightedClustersSplitRPCs(t *testing.T) {
 	w := newPickWorld(t, controlplane.Service{Name: "s", Clusters: []controlplane.Cluster{
 		{Name: "stable", Weight: 90, EndpointCount: 1}, {Name: "canary", Weight: 10, EndpointCount: 1}}})
-	r := w.cfg.RouteFor("/xdssim.Echo/Call")
+	r := w.cfg.RouteFor("/xdssim.Echo/Call", nil)
 	if r == nil || len(r.Clusters) != 2 {
 		t.Fatalf("route = %+v", r)
 	}
@@ -83,7 +83,7 @@ func TestRoutesByMethodPrefix(t *testing.T) {
 		Clusters: []controlplane.Cluster{{Name: "cart", EndpointCount: 1}, {Name: "rest", EndpointCount: 1}},
 		Routes:   []controlplane.Route{{Prefix: "/shop.Cart/", Clusters: []string{"cart"}}, {Clusters: []string{"rest"}}}})
 	for method, want := range map[string]string{"/shop.Cart/Add": "cart", "/shop.Catalog/List": "rest"} {
-		r := w.cfg.RouteFor(method)
+		r := w.cfg.RouteFor(method, nil)
 		if got := w.cfg.Clusters[r.PickCluster(w.env.Rand)].Name; got != want {
 			t.Errorf("%s went to %s, want %s", method, got, want)
 		}

@@ -16,6 +16,7 @@ import (
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
@@ -54,6 +55,10 @@ type Config struct {
 
 	// Resolved is the resolved scenario as TOML, carried into Results.
 	Resolved string
+	// Unmodelled lists, per verbatim resource, the fields that change
+	// what a real client does and that the simulator does not model;
+	// carried into Results.
+	Unmodelled []ResourceNote
 	// WhatIf lists the settings of the scenario that no shipping gRPC
 	// client can be configured to have, carried into Results so that the
 	// outputs label the run as a hypothetical.
@@ -70,6 +75,15 @@ type WhatIf struct {
 	Value, Ships string
 	// Why says why no deployment can set it.
 	Why string
+}
+
+// ResourceNote is what the simulator does not model of one resource a
+// server serves verbatim.
+type ResourceNote struct {
+	// Server is the control plane's name; Kind the resource's (listener,
+	// route, cluster, endpoints); Name its name.
+	Server, Kind, Name string
+	Fields             []dataplane.FieldNote
 }
 
 // ControlPlane is one xDS management server.
@@ -158,6 +172,14 @@ const (
 	// ReplaceEndpoints gives Change.Count endpoints from Change.First new
 	// addresses, as a rolling deploy gives new pods new IPs.
 	ReplaceEndpoints
+	// Publish replaces a server's verbatim resources with
+	// Change.Publish: the next version of a user's config.
+	Publish
+	// DeleteResource deletes the resource Change.Type, Change.Name.
+	DeleteResource
+	// RestoreResource serves the verbatim resource Change.Type,
+	// Change.Name again, as last published.
+	RestoreResource
 )
 
 // Change is one config change on one or more control planes.
@@ -181,6 +203,14 @@ type Change struct {
 	Count     int
 	First     int
 	Health    corepb.HealthStatus
+	// Publish is the next dump's resources, for Publish; the servers
+	// keep them, so they must not be modified. Label names it in outputs.
+	Publish []proto.Message
+	Label   string
+	// Type and Name are the resource DeleteResource and RestoreResource
+	// act on.
+	Type controlplane.ResourceType
+	Name string
 }
 
 // RPCLoad is the RPC load each client of a group sends to each of its
@@ -202,6 +232,9 @@ type RPCLoad struct {
 	// Method is the RPC's method path ("/pkg.Service/Method"); a session
 	// cookie applies only to methods within its path (gRFC A55).
 	Method string
+	// Methods, when given, are the RPC mix: each RPC takes one, drawn by
+	// weight, with its path and headers. Empty means Method alone.
+	Methods []Method
 	// Sessions is how many gRFC A55 sessions each client keeps per target;
 	// 0 sends RPCs without sessions. Each RPC takes the next session in
 	// turn; a session ends after SessionRPCs RPCs or SessionLifetime (0:

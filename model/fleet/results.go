@@ -61,6 +61,12 @@ type Results struct {
 	// WhatIf lists the scenario's hypothetical settings (Config.WhatIf);
 	// empty for a run of what shipping clients do.
 	WhatIf []WhatIf
+	// Unmodelled lists what the simulator does not model of the
+	// resources served verbatim (Config.Unmodelled).
+	Unmodelled []ResourceNote
+	// Routing is where RPCs went per cluster and locality, for runs that
+	// serve a user's own resources; nil otherwise.
+	Routing *Routing
 
 	// XdsClientMetrics are gRFC A78's XdsClient metrics over the run,
 	// one series per instrument, group and label values, one value per

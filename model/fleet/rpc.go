@@ -43,6 +43,9 @@ type rpc struct {
 	cause         dataplane.Cause
 	waiting       bool // waiting for the channel's first config
 	broken        bool // the RPC's session lost its backend
+	// hashed: the route's hash policies gave the RPC hash (ring_hash).
+	hashed bool
+	hash   uint64
 }
 
 // rpcSlots holds the RPCs in flight; a slot's index is its events' Entity.
@@ -320,22 +323,26 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 	now := w.kernel.Now()
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	cfg := inst.ch.Config()
-	route := cfg.RouteFor(load.Method)
+	m := load.method(w.clients[inst.client].rng)
+	route := cfg.RouteFor(m.Path, m.Headers)
 	if route == nil {
 		// No route matches the method: grpc-go's config selector fails
 		// the RPC UNAVAILABLE before any pick.
 		if w.tracing(ii) {
 			w.trace(ii, TraceEvent{Kind: TracePick, RPC: r.id, Attempt: 1, Code: codes.Unavailable, Cause: dataplane.NoHealthyEndpoint,
-				Detail: "no route matches " + load.Method, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
+				Detail: "no route matches " + m.Path, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
 		}
 		w.rpcs.free(s)
 		w.finish(ii, r.id, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
 		return
 	}
 	r.cfg, r.cluster = cfg, int32(route.PickCluster(w.clients[inst.client].rng))
+	if len(route.HashPolicies) > 0 {
+		r.hash, r.hashed = route.RequestHash(m.Headers, uint64(ii)+1)
+	}
 	w.dp.attempted++
 	r.call.Start(route.Retry, began, r.deadline)
-	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, load.Method) {
+	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, m.Path) {
 		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
 		r.session = int32(idx)
 		if started {
@@ -383,6 +390,7 @@ func (w *world) attempt(s uint32, began, done sim.Time) {
 	env := w.env(ii)
 	var p dataplane.Pick
 	ci, ok := w.rpcCluster(r, inst)
+	env.Hash, env.Hashed = r.hash, r.hashed
 	if ok {
 		p = inst.ch.Pick(&env, ci, int(r.session))
 	} else {
@@ -416,6 +424,10 @@ func (w *world) attempt(s uint32, began, done sim.Time) {
 		}
 		w.attemptEnded(s, now, codes.Unavailable, cause)
 		return
+	}
+	if w.routing.on && r.call.Attempts() == 1 {
+		cl := &r.cfg.Clusters[ci]
+		w.routing.count(cl, cl.Endpoints[p.Endpoint].Locality, 1, now)
 	}
 	deadline := r.deadline
 	code := codes.OK // a steady channel's backends answer OK (dataplane.Channel.Steady)
@@ -741,6 +753,7 @@ func (w *world) channelConfig(ii uint32, lis, rc *xdsclient.Decoded, clusters []
 		// target: the channel has no config and its RPCs wait for one.
 		c = nil
 	}
+	w.routing.label(c)
 	w.dpConfigs[string(b)] = c
 	return c
 }

@@ -124,6 +124,16 @@ func (ch *Change) Targets(servers []*controlplane.Server) []int {
 	}
 	var out []int
 	for si, s := range servers {
+		switch ch.Action {
+		case Publish:
+			out = append(out, si)
+			continue
+		case DeleteResource, RestoreResource:
+			if s.HasResource(ch.Type, ch.Name) {
+				out = append(out, si)
+			}
+			continue
+		}
 		if _, ok := s.Service(ch.Service); ok || ch.Action == RestoreService {
 			out = append(out, si)
 		}
@@ -161,6 +171,12 @@ func (ch *Change) Apply(s *controlplane.Server, initial controlplane.Config, now
 		return s.SetEndpointHealth(now, ch.Service, ch.Cluster, ch.First, ch.Count, ch.Health)
 	case ReplaceEndpoints:
 		return s.ReplaceEndpoints(now, ch.Service, ch.Cluster, ch.First, ch.Count)
+	case Publish:
+		return s.Publish(now, ch.Publish)
+	case DeleteResource:
+		return s.DeleteResource(now, ch.Type, ch.Name)
+	case RestoreResource:
+		return s.RestoreResource(now, ch.Type, ch.Name)
 	}
 	return nil, fmt.Errorf("fleet: unknown change action %v", ch.Action)
 }
@@ -198,7 +214,8 @@ func (w *world) faultIncidents() []incident {
 
 var actionNames = [...]string{DeleteService: "delete_service", RestoreService: "restore_service",
 	PublishInvalid: "publish_invalid", ScaleEndpoints: "scale_endpoints", DrainEndpoints: "drain_endpoints",
-	SetHealth: "set_health", ReplaceEndpoints: "replace_endpoints"}
+	SetHealth: "set_health", ReplaceEndpoints: "replace_endpoints",
+	Publish: "publish", DeleteResource: "delete_resource", RestoreResource: "restore_resource"}
 
 // String returns the action's scenario name.
 func (a ChangeAction) String() string {
@@ -215,13 +232,19 @@ func ParseChangeAction(s string) (ChangeAction, error) {
 			return ChangeAction(a), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health, replace_endpoints)", s)
+	return 0, fmt.Errorf("unknown change action %q (expected one of: delete_service, restore_service, publish_invalid, scale_endpoints, drain_endpoints, set_health, replace_endpoints, publish, delete_resource, restore_resource)", s)
 }
 
 // label names the change in outputs: "delete_service echo", or with the
 // resources and cluster it narrows to, "delete_service echo (canary:
 // cluster+endpoints)".
 func (ch *Change) label() string {
+	switch ch.Action {
+	case Publish:
+		return "publish " + ch.Label
+	case DeleteResource, RestoreResource:
+		return fmt.Sprintf("%s %s %s", ch.Action, controlplane.KindName(ch.Type), ch.Name)
+	}
 	l := fmt.Sprintf("%s %s", ch.Action, ch.Service)
 	switch {
 	case ch.Resources != 0 && ch.Cluster != "":

@@ -203,9 +203,22 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 
 	var n int // the RPCs that ended by t
 	var next sim.Time
+	// A bulk run's cluster has one locality, or its locality is not
+	// known (routing counts the cluster only).
+	var cl *dataplane.Cluster
+	loc := -1
+	if cfg := inst.ch.Config(); w.routing.on && cfg != nil {
+		cl = &cfg.Clusters[ci]
+		if len(cl.Localities) == 1 {
+			loc = 0
+		}
+	}
 	ended := func(arrived sim.Time, k int) {
 		if k == 0 {
 			return
+		}
+		if cl != nil {
+			w.routing.count(cl, loc, k, arrived)
 		}
 		n += k
 		w.bucketAt(arrived).attempts += int32(k)
@@ -321,11 +334,15 @@ func steadyRoute(cfg *dataplane.Config, load *RPCLoad) (ci int, sessions, ok boo
 	if cfg == nil {
 		return 0, false, false
 	}
-	r := cfg.RouteFor(load.Method)
+	if len(load.Methods) != 1 {
+		return 0, false, false // each RPC draws its method
+	}
+	m := &load.Methods[0]
+	r := cfg.RouteFor(m.Path, m.Headers)
 	if r == nil || len(r.Clusters) != 1 {
 		return 0, false, false
 	}
-	sessions = load.Sessions > 0 && r.Session != nil && dataplane.PathMatches(r.Session.Path, load.Method)
+	sessions = load.Sessions > 0 && r.Session != nil && dataplane.PathMatches(r.Session.Path, m.Path)
 	return r.Clusters[0].Cluster, sessions, true
 }
 

@@ -99,6 +99,7 @@ type world struct {
 	fx        fleetCounters
 
 	backends  dataplane.Backends
+	routing   routing
 	dpConfigs map[string]*dataplane.Config
 	// ids number the decoded resources for dpConfigs' keys; clusters
 	// and keyBuf are rederive's and channelConfig's scratch.
@@ -268,6 +269,12 @@ func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Durati
 func build(cfg Config) (*world, error) {
 	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[string]*dataplane.Config{}, ids: map[*xdsclient.Decoded]uint32{},
 		profIDs: map[dataplane.Profile]uint32{}}
+	// The groups are the caller's (a sweep builds many worlds from one):
+	// the RPC mix is filled in on a copy.
+	w.cfg.Groups = slices.Clone(w.cfg.Groups)
+	for gi := range w.cfg.Groups {
+		w.cfg.Groups[gi].RPC.methods()
+	}
 	w.kernel = sim.NewKernel(w)
 	if err := w.resolveChannels(); err != nil {
 		return nil, err
@@ -350,6 +357,7 @@ func build(cfg Config) (*world, error) {
 	if err := w.scheduleFaultsAndChanges(); err != nil {
 		return nil, err
 	}
+	w.routing.init(&w.cfg)
 	w.buildSeries()
 	w.buildTracks()
 	w.buildA78()
@@ -478,6 +486,8 @@ func (w *world) results() *Results {
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
 		WhatIf:         w.cfg.WhatIf,
+		Routing:        w.routing.results(w.cfg.Duration),
+		Unmodelled:     w.cfg.Unmodelled,
 
 		XdsClientMetrics: w.a78Results(),
 	}

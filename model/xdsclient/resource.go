@@ -24,7 +24,9 @@ import (
 
 // Rule names one validation check. Each mirrors a check in grpc-go's
 // internal/xds/xdsclient/xdsresource/unmarshal_{lds,rds,cds,eds}.go, the
-// file named in the rule's comment; a NACK cites the rule.
+// file named in the rule's comment; a NACK cites the rule. Where grpc-java
+// or C-core decide differently, the implementation's own check is in
+// parsers.go (and filters.go), and Rule.Source cites it.
 type Rule string
 
 // The rule set. Checks grpc-go makes that need parts of a resource the
@@ -100,13 +102,14 @@ type Decoded struct {
 	// Message is the decoded proto (*listenerpb.Listener, ...); nil if it
 	// did not unmarshal.
 	Message proto.Message
-	// Err is set when the resource is invalid in every implementation:
-	// the response is NACKed. ErrIn adds what depends on the client's
-	// filter set.
+	// Err is set when the resource is invalid in every implementation
+	// (the first implementation's error): every client NACKs the
+	// response. ErrIn says what one implementation does.
 	Err *ValidationError
-	// filterErrs are a client Listener's HTTP filter errors by FilterSet
-	// (gRFC A39): set only when Err is nil.
-	filterErrs [numFilterSets]*ValidationError
+	// implErrs are the errors by implementation (FilterSet): its HTTP
+	// filters (gRFC A39) and the rules where its parser differs from the
+	// others' (parsers.go).
+	implErrs [numFilterSets]*ValidationError
 
 	// References the data plane follows, filled for valid resources:
 	// RouteConfigName (LDS with RDS), Clusters (RDS, inline LDS routes,
@@ -119,10 +122,10 @@ type Decoded struct {
 // ErrIn is why the resource is invalid for a client whose implementation
 // registers the filter set s, or nil when it is valid there.
 func (d *Decoded) ErrIn(s FilterSet) *ValidationError {
-	if d.Err != nil || s >= numFilterSets {
-		return d.Err
+	if s < numFilterSets && d.implErrs[s] != nil {
+		return d.implErrs[s]
 	}
-	return d.filterErrs[s]
+	return d.Err // a resource that did not decode is invalid everywhere
 }
 
 // Equal reports whether d and o are the same resource bytes.
@@ -216,21 +219,62 @@ func Decode(typ ResourceType, raw *anypb.Any) *Decoded {
 		return d
 	}
 	d.Message = msg
-	switch m := msg.(type) {
-	case *listenerpb.Listener:
-		d.Name = m.GetName()
-		d.Err = validateListener(m, d)
-	case *routepb.RouteConfiguration:
-		d.Name = m.GetName()
-		d.Err = validateRouteConfig(m, d)
-	case *clusterpb.Cluster:
-		d.Name = m.GetName()
-		d.Err = validateCluster(m, d)
-	case *endpointpb.ClusterLoadAssignment:
-		d.Name = m.GetClusterName()
-		d.Err = validateEndpoints(m)
+	d.Name = resourceName(msg)
+	// Each implementation validates the resource with its own parser; the
+	// references the data plane follows come from the first that accepts
+	// it (they do not depend on the parser).
+	refs := false
+	for fs := range numFilterSets {
+		var scratch Decoded
+		err := Validate(msg, fs, &scratch)
+		d.implErrs[fs] = err
+		if err == nil && !refs {
+			refs = true
+			d.RouteConfigName, d.Clusters, d.EDSServiceName = scratch.RouteConfigName, scratch.Clusters, scratch.EDSServiceName
+		}
+	}
+	if !refs {
+		d.Err = d.implErrs[0]
 	}
 	return d
+}
+
+func resourceName(m proto.Message) string {
+	switch r := m.(type) {
+	case *listenerpb.Listener:
+		return r.GetName()
+	case *routepb.RouteConfiguration:
+		return r.GetName()
+	case *clusterpb.Cluster:
+		return r.GetName()
+	case *endpointpb.ClusterLoadAssignment:
+		return r.GetClusterName()
+	}
+	return ""
+}
+
+// Validate validates one resource message (a *listenerpb.Listener,
+// *routepb.RouteConfiguration, *clusterpb.Cluster or
+// *endpointpb.ClusterLoadAssignment) as the implementation fs's parser
+// does, and returns why that implementation rejects it, or nil. When refs
+// is not nil and the resource is valid, the references the data plane
+// follows are filled in. It is a pure function: the fleet's clients and
+// `xdssim lint` both use it.
+func Validate(msg proto.Message, fs FilterSet, refs *Decoded) *ValidationError {
+	if refs == nil {
+		refs = &Decoded{}
+	}
+	switch m := msg.(type) {
+	case *listenerpb.Listener:
+		return validateListener(m, refs, fs)
+	case *routepb.RouteConfiguration:
+		return validateRouteConfig(m, refs, fs)
+	case *clusterpb.Cluster:
+		return validateCluster(m, refs, fs)
+	case *endpointpb.ClusterLoadAssignment:
+		return validateEndpoints(m, fs)
+	}
+	return verr(RuleTopLevel, "%s is not an LDS, RDS, CDS or EDS resource", proto.MessageName(msg))
 }
 
 // MustDecoded wraps a message into an Any and decodes it; it panics if the
@@ -250,7 +294,7 @@ const (
 )
 
 // validateListener mirrors grpc-go unmarshal_lds.go processListener.
-func validateListener(lis *listenerpb.Listener, d *Decoded) *ValidationError {
+func validateListener(lis *listenerpb.Listener, d *Decoded, fs FilterSet) *ValidationError {
 	if lis.GetApiListener() == nil {
 		// processServerSideListener.
 		if len(lis.GetListenerFilters()) != 0 || lis.GetUseOriginalDst().GetValue() {
@@ -289,7 +333,7 @@ func validateListener(lis *listenerpb.Listener, d *Decoded) *ValidationError {
 		}
 		d.RouteConfigName = rs.Rds.GetRouteConfigName()
 	case *hcmpb.HttpConnectionManager_RouteConfig:
-		if err := validateRouteConfig(rs.RouteConfig, d); err != nil {
+		if err := validateRouteConfig(rs.RouteConfig, d, fs); err != nil {
 			return verr(RuleLDSInlineRoute, "listener %q: failed to parse inline RDS resp: %v", lis.GetName(), err)
 		}
 	case nil:
@@ -298,18 +342,15 @@ func validateListener(lis *listenerpb.Listener, d *Decoded) *ValidationError {
 		return verr(RuleLDSNoRouteSpecifier, "listener %q: unsupported type %T for RouteSpecifier", lis.GetName(), rs)
 	}
 	// processHTTPFilters (A39): which filters a client accepts depends on
-	// its implementation, so the result is kept for each filter set.
-	for fs := range d.filterErrs {
-		d.filterErrs[fs] = validateHTTPFilters(lis.GetName(), hcm.GetHttpFilters(), FilterSet(fs))
-	}
-	return nil
+	// its implementation.
+	return validateHTTPFilters(lis.GetName(), hcm.GetHttpFilters(), fs)
 }
 
 // validateRouteConfig mirrors grpc-go unmarshal_rds.go
 // generateRDSUpdateFromRouteConfiguration. A RouteConfiguration with no
 // virtual hosts is valid there (RPCs then fail in the resolver, which finds
 // no matching virtual host), so it is valid here.
-func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded) *ValidationError {
+func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded, fs FilterSet) *ValidationError {
 	plugins := map[string]bool{} // name -> supported
 	for _, csp := range rc.GetClusterSpecifierPlugins() {
 		supported := csp.GetExtension().GetTypedConfig().GetTypeUrl() == rlsPluginURL
@@ -325,9 +366,9 @@ func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded) *Validation
 			d.Clusters = append(d.Clusters, n)
 		}
 	}
-	for _, vh := range rc.GetVirtualHosts() {
-		if err := validateRetry(vh.GetRetryPolicy()); err != "" {
-			return verr(RuleRDSRetryPolicy, "route %q: virtual host %q: %s", rc.GetName(), vh.GetName(), err)
+	for vi, vh := range rc.GetVirtualHosts() {
+		if err := retryPolicyError(rc.GetName(), fmt.Sprintf("virtual_hosts[%d].retry_policy", vi), vh.GetRetryPolicy(), fs); err != nil {
+			return err
 		}
 		for i, r := range vh.GetRoutes() {
 			m := r.GetMatch()
@@ -382,30 +423,12 @@ func validateRouteConfig(rc *routepb.RouteConfiguration, d *Decoded) *Validation
 					return verr(RuleRDSClusterSpecifier, "route %q: route specifies cluster specifier plugin %q that is not in the route configuration", rc.GetName(), cs.ClusterSpecifierPlugin)
 				}
 			}
-			if err := validateRetry(action.GetRetryPolicy()); err != "" {
-				return verr(RuleRDSRetryPolicy, "route %q: %s", rc.GetName(), err)
+			if err := retryPolicyError(rc.GetName(), fmt.Sprintf("virtual_hosts[%d].routes[%d].route.retry_policy", vi, i), action.GetRetryPolicy(), fs); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
-}
-
-func validateRetry(rp *routepb.RetryPolicy) string {
-	if rp == nil {
-		return ""
-	}
-	if rp.NumRetries != nil && rp.GetNumRetries().GetValue() < 1 {
-		return fmt.Sprintf("retry_policy.num_retries = %d; must be >= 1", rp.GetNumRetries().GetValue())
-	}
-	if b := rp.GetRetryBackOff(); b != nil {
-		if b.GetBaseInterval().AsDuration() <= 0 {
-			return "retry_policy.base_interval must be > 0"
-		}
-		if b.GetMaxInterval() != nil && b.GetMaxInterval().AsDuration() <= 0 {
-			return "retry_policy.max_interval must be > 0"
-		}
-	}
-	return ""
 }
 
 // supportedLBPolicies are the typed_config URLs grpc-go's xdslbregistry
@@ -423,36 +446,26 @@ var supportedLBPolicies = map[string]bool{
 
 // validateCluster mirrors grpc-go unmarshal_cds.go
 // validateClusterAndConstructClusterUpdate.
-func validateCluster(c *clusterpb.Cluster, d *Decoded) *ValidationError {
-	switch c.GetLbPolicy() {
-	case clusterpb.Cluster_ROUND_ROBIN:
-	case clusterpb.Cluster_RING_HASH:
-		if hf := c.GetRingHashLbConfig().GetHashFunction(); hf != clusterpb.Cluster_RingHashLbConfig_XX_HASH {
-			return verr(RuleCDSLBPolicy, "cluster %q: unsupported ring_hash hash function %v", c.GetName(), hf)
+// Where an implementation's parser differs (parsers.go), fs selects it:
+// the LB policy is checked first in grpc-go and spec, and last in
+// grpc-java and C-core, which also check it differently; C-core does not
+// look at transport_socket_matches.
+func validateCluster(c *clusterpb.Cluster, d *Decoded, fs FilterSet) *ValidationError {
+	lbFirst := fs == FiltersGRPCGo || fs == FiltersSpec
+	if lbFirst {
+		if err := clusterLBPolicy(c, fs); err != nil {
+			return err
 		}
-	case clusterpb.Cluster_LEAST_REQUEST:
-		if cc := c.GetLeastRequestLbConfig().GetChoiceCount(); cc != nil && cc.GetValue() < 2 {
-			return verr(RuleCDSLBPolicy, "cluster %q: least_request choice_count must be >= 2, got %d", c.GetName(), cc.GetValue())
-		}
-	default:
-		return verr(RuleCDSLBPolicy, "cluster %q: unexpected lbPolicy %v", c.GetName(), c.GetLbPolicy())
 	}
-	if len(c.GetTransportSocketMatches()) != 0 {
+	if len(c.GetTransportSocketMatches()) != 0 && fs != FiltersGRPCCore {
 		return verr(RuleCDSTransportSocket, "cluster %q: unsupported transport_socket_matches field is non-empty", c.GetName())
 	}
 	if ts := c.GetTransportSocket(); ts != nil && ts.GetName() != "envoy.transport_sockets.tls" {
 		return verr(RuleCDSTransportSocket, "cluster %q: transport_socket field has unexpected name %q", c.GetName(), ts.GetName())
 	}
-	if lbp := c.GetLoadBalancingPolicy(); lbp != nil {
-		ok := false
-		for _, p := range lbp.GetPolicies() {
-			if supportedLBPolicies[p.GetTypedExtensionConfig().GetTypedConfig().GetTypeUrl()] {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return verr(RuleCDSLoadBalancingPolicy, "cluster %q: no supported policy in load_balancing_policy", c.GetName())
+	if lbp := c.GetLoadBalancingPolicy(); lbp != nil && lbFirst {
+		if err := loadBalancingPolicy(c, fs); err != nil {
+			return err
 		}
 	}
 	if lrs := c.GetLrsServer(); lrs != nil && lrs.GetSelf() == nil {
@@ -492,11 +505,14 @@ func validateCluster(c *clusterpb.Cluster, d *Decoded) *ValidationError {
 	default:
 		return verr(RuleCDSDiscoveryType, "cluster %q: unsupported cluster type (%v, %v)", c.GetName(), c.GetType(), c.GetClusterType().GetName())
 	}
+	if !lbFirst {
+		return clusterLBPolicy(c, fs)
+	}
 	return nil
 }
 
 // validateEndpoints mirrors grpc-go unmarshal_eds.go parseEDSRespProto.
-func validateEndpoints(cla *endpointpb.ClusterLoadAssignment) *ValidationError {
+func validateEndpoints(cla *endpointpb.ClusterLoadAssignment, _ FilterSet) *ValidationError {
 	type lkey struct {
 		prio                  uint32
 		region, zone, subzone string

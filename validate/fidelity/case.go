@@ -17,6 +17,10 @@ import (
 type Case struct {
 	Path   string
 	Config fleet.Config
+	// Notes say what the simulator does not use or model of the files
+	// a case with resources of its own names (scenarios MeshNotes): the
+	// real client acts on them, the simulated one does not.
+	Notes []string
 }
 
 // LoadCases loads every *.toml in dir, sorted by name.
@@ -36,7 +40,7 @@ func LoadCases(dir string) ([]Case, error) {
 		if err := supported(cfg); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		out = append(out, Case{Path: p, Config: cfg})
+		out = append(out, Case{Path: p, Config: cfg, Notes: s.MeshNotes()})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("fidelity: no cases in %s", dir)
@@ -63,7 +67,9 @@ func RunCase(ctx context.Context, c Case) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Outcome{Duration: c.Config.Duration, Result: Compare(c.Config, sim, real), Sim: sim, Real: real}, nil
+	res := Compare(c.Config, sim, real)
+	res.Notes = c.Notes
+	return &Outcome{Duration: c.Config.Duration, Result: res, Sim: sim, Real: real}, nil
 }
 
 // WriteTranscripts writes, per client, the simulated and the real xDS

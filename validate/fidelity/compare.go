@@ -163,6 +163,9 @@ type Result struct {
 	Case      string
 	Tolerance Tolerance
 	Checks    []Check
+	// Notes are what the simulator does not use or model of the case's
+	// own files (Case.Notes).
+	Notes []string
 }
 
 // Pass reports whether every check passed.
@@ -199,6 +202,19 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 			compareTimes(n, "failure windows", tol, windowTimes(s.Windows), windowTimes(r.Windows)),
 			compareTimes(n, "resource timers", tol, timerTimes(s.Timers), timerTimes(r.Timers)),
 			compareTimes(n, "fallback switches", tol, switchTimes(s.Switches), switchTimes(r.Switches)))
+	}
+	if hasMesh(cfg) {
+		for _, n := range names {
+			var s, r []ResourceState
+			if c := sim.Clients[n]; c != nil {
+				s = c.States
+			}
+			if c := real.Clients[n]; c != nil {
+				r = c.States
+			}
+			res.Checks = append(res.Checks, compareFinalStates(n, s, r))
+		}
+		res.Checks = append(res.Checks, compareRouting(sim.Routing, real.Routing))
 	}
 	for i := range cfg.Faults {
 		f := &cfg.Faults[i]

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/xdssim/xdssim/model/dataplane"
+	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/sim"
 )
 
@@ -21,6 +22,9 @@ type Observation struct {
 	// gave up (a connect deadline, keepalive), in time order. A real run
 	// sees them at the server's proxy, without knowing whose they are.
 	Conns map[string][]Conn
+	// Routing is where the RPCs went, per cluster and locality and phase,
+	// for a case that serves resources verbatim (mesh.go); nil otherwise.
+	Routing *fleet.Routing
 }
 
 // Conn is a connection event: opened (a connect attempt started) or
@@ -74,7 +78,8 @@ type ClientObservation struct {
 	// Windows are the failure windows built from RPCs.
 	Windows []Window
 	// States are the client's resource states over time as CSDS showed
-	// them (a real run only).
+	// them; a simulated run of a case with resources of its own has the
+	// final ones (mesh.go).
 	States []ResourceState
 }
 
@@ -85,6 +90,9 @@ type ResourceState struct {
 	Name    string
 	Status  string // REQUESTED, ACKED, NACKED, DOES_NOT_EXIST, ...
 	Version string
+	// Error is the CSDS error_state details: why the last update of it
+	// was NACKed.
+	Error string
 }
 
 // Outcomes draws the RPC outcomes per interval of every: "." all

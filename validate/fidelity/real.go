@@ -73,6 +73,16 @@ func supported(cfg fleet.Config) error {
 			why = append(why, fmt.Sprintf("fault %d is a blackhole that clears within the run; the proxy can only hold (use blackhole-hold)", i))
 		}
 	}
+	if hasMesh(cfg) {
+		if _, err := meshEndpoints(cfg); err != nil {
+			why = append(why, "its resources cannot be served for real: "+err.Error())
+		}
+		for _, g := range cfg.Groups {
+			if len(g.RPC.Methods) > 1 || len(g.RPC.Methods) == 1 && len(g.RPC.Methods[0].Headers) > 0 {
+				why = append(why, fmt.Sprintf("group %s sends an RPC mix or headers, which the real client does not", g.Name))
+			}
+		}
+	}
 	if len(cfg.Restarts) > 0 || len(cfg.BackendEvents) > 0 {
 		why = append(why, "client restarts and backend events are not run for real")
 	}
@@ -124,6 +134,20 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 		return nil, fmt.Errorf("fidelity: backends: %w", err)
 	}
 	defer backends.Close()
+	// The endpoints of resources served verbatim are backends at their
+	// own addresses; their calls are counted at each change and at the
+	// end, for where the RPCs went.
+	meshEPs, _ := meshEndpoints(cfg)
+	var meshAddrs []string
+	for _, ep := range meshEPs {
+		meshAddrs = append(meshAddrs, ep.addr)
+	}
+	meshBackends, err := grpcgo.StartBackendsAt(meshAddrs)
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: the resources' backends: %w", err)
+	}
+	defer meshBackends.Close()
+	var marks [][]int64
 	first := map[epKey]int{}
 	next := 0
 	for _, k := range sortedEPKeys(ports) {
@@ -208,6 +232,9 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 			models := make([]*controlplane.Server, len(servers))
 			for s := range servers {
 				models[s] = servers[s].model
+			}
+			if ch.At > 0 && (len(marks) == 0 || i == 0 || cfg.Changes[i-1].At != ch.At) {
+				marks = append(marks, meshBackends.Calls())
 			}
 			for _, s := range ch.Targets(models) {
 				if _, err := ch.Apply(servers[s].model, servers[s].initial, sim.Time(ch.At)); err != nil {
@@ -306,12 +333,16 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 					c.Timers = append(c.Timers, TimerFiring{At: at, Type: typ, Name: e.Name})
 				}
 				last[key] = e.Status
-				c.States = append(c.States, ResourceState{At: at, Type: typ, Name: e.Name, Status: e.Status, Version: e.Version})
+				c.States = append(c.States, ResourceState{At: at, Type: typ, Name: e.Name, Status: e.Status, Version: e.Version, Error: e.Error})
 			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if hasMesh(cfg) {
+		// Every client has exited: the last phase's calls are in.
+		run.Routing = meshRouting(cfg, meshEPs, append(marks, meshBackends.Calls()))
 	}
 	run.Records = rec.Records()
 	run.addServerRecords(t0, cfg)

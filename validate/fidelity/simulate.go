@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/xdssim/xdssim/model/fleet"
 )
@@ -35,10 +36,27 @@ func Simulate(cfg fleet.Config) (*Observation, error) {
 			obs.conn(e.Server, Conn{At: e.At})
 		}
 	}
+	opts := fleet.Options{Trace: trace, ExactRPCs: true}
+	if hasMesh(cfg) {
+		// The final CSDS status of every resource, a moment before the
+		// end, as the real client's last poll shows it.
+		end := cfg.Duration - time.Millisecond
+		opts.InspectAt = []time.Duration{end}
+		opts.Inspect = func(at time.Duration, in *fleet.Inspector) {
+			for _, g := range cfg.Groups {
+				for k := range g.Clients {
+					name := fmt.Sprintf("%s/%d", g.Name, k)
+					obs.client(name).States = finalStates(in, name, at)
+				}
+			}
+		}
+	}
 	// Every RPC one by one: the comparison reads each outcome.
-	if _, err := fleet.Run(cfg, fleet.Options{Trace: trace, ExactRPCs: true}); err != nil {
+	res, err := fleet.Run(cfg, opts)
+	if err != nil {
 		return nil, fmt.Errorf("fidelity: simulating %s: %w", cfg.Name, err)
 	}
+	obs.Routing = res.Routing
 	obs.finish(cfg.DataPlane.WindowGap)
 	return obs, nil
 }

@@ -10,16 +10,17 @@ import (
 // per comparison, as docs/model-fidelity.md shows it.
 func Table(results []*Result) string {
 	var b strings.Builder
-	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | Tolerance | Result |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | Own resources: final status | RPCs per cluster and locality | Tolerance | Result |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		verdict := "pass"
 		if !r.Pass() {
 			verdict = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.Case,
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Case,
 			r.cell("xDS messages", false), r.cell("failure windows", true), r.cell("resource timers", true),
-			r.cell("fallback switches", true), r.cell("connections in blackholes", true), r.Tolerance, verdict)
+			r.cell("fallback switches", true), r.cell("connections in blackholes", true),
+			r.cell("final status per resource", true), r.cell("RPCs per cluster and locality", true), r.Tolerance, verdict)
 	}
 	return b.String()
 }
@@ -53,7 +54,11 @@ func (r *Result) cell(what string, timed bool) string {
 	if !timed {
 		s = fmt.Sprintf("%d transcript lines over %d %s", count, clients, who)
 	}
-	if timed && count > 0 {
+	if what == "RPCs per cluster and locality" {
+		s = fmt.Sprintf("%d shares (cluster or locality × phase), |z| ≤ %d", count, routingZ)
+	} else if what == "final status per resource" {
+		s = fmt.Sprintf("%d resources over %d %s", count, clients, who)
+	} else if timed && count > 0 {
 		s += fmt.Sprintf(", max Δ %.2f s", worst.Seconds())
 	}
 	if failed > 0 {
@@ -69,6 +74,22 @@ func (t Tolerance) String() string {
 		s += fmt.Sprintf(" (+%.2f s after the outage ending at %v)", o.Band.Seconds(), o.End)
 	}
 	return s
+}
+
+// MeshDetails lists, for a case that serves resources of its own, each
+// client's final status and error per resource and the RPC shares per
+// cluster and locality, simulated and real.
+func (r *Result) MeshDetails() string {
+	var b strings.Builder
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "%s: %s\n", r.Case, n)
+	}
+	for _, c := range r.Checks {
+		if c.What == "final status per resource" || c.What == "RPCs per cluster and locality" {
+			fmt.Fprintf(&b, "%s: %s %s:\n%s", r.Case, c.Client, c.What, c.Detail)
+		}
+	}
+	return b.String()
 }
 
 // Failures lists every failed check with its detail.

@@ -27,9 +27,21 @@ func StartBackends(n int) (*Backends, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("start backends: negative count %d", n)
 	}
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = "127.0.0.1:0"
+	}
+	return StartBackendsAt(addrs)
+}
+
+// StartBackendsAt starts one backend listening at each address, as
+// StartBackends does: the endpoints of a user's own resources, which name
+// their addresses (loopback ones, for a real run).
+func StartBackendsAt(addrs []string) (*Backends, error) {
+	n := len(addrs)
 	b := &Backends{calls: make([]atomic.Int64, n)}
 	for i := 0; i < n; i++ {
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		lis, err := net.Listen("tcp", addrs[i])
 		if err != nil {
 			b.Close()
 			return nil, fmt.Errorf("start backend %d of %d: listen: %w", i, n, err)
