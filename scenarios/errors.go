@@ -78,7 +78,10 @@ type problems struct {
 	index     *tomlpos.Index
 	overrides map[string]string // key path -> the --set argument that set it
 	errs      ErrorList
-	bad       map[string]bool // key paths that failed to decode
+	// warns are what a load reports without failing: the keys of an
+	// older format whose meaning changed (format.go).
+	warns ErrorList
+	bad   map[string]bool // key paths that failed to decode
 	// tree is the document with the overrides applied: a key is given
 	// when it stands in it.
 	tree map[string]any
@@ -96,6 +99,12 @@ func (p *problems) valueError(path, format string, args ...any) {
 }
 
 func (p *problems) add(path string, atKey bool, msg string) {
+	p.errs = append(p.errs, p.locate(path, atKey, msg))
+}
+
+// locate makes msg about the key path an Error: at the key (atKey) or its
+// value in the file, or at the --set that gave it.
+func (p *problems) locate(path string, atKey bool, msg string) *Error {
 	e := &Error{File: p.file, Key: path, Msg: msg}
 	if o, ok := p.override(path); ok {
 		e.Override = o
@@ -104,7 +113,7 @@ func (p *problems) add(path string, atKey bool, msg string) {
 	} else if p.index != nil {
 		e.Pos = p.position(path, atKey)
 	}
-	p.errs = append(p.errs, e)
+	return e
 }
 
 // hasErrorsOutside reports whether a problem has been recorded for a key

@@ -13,6 +13,9 @@ import (
 // a `toml` tag naming its key; docs/scenario-reference.md documents each key
 // and a test keeps the two in step.
 type Scenario struct {
+	// Format is the scenario format the file is written in (format.go);
+	// resolved, it is CurrentFormat.
+	Format int `toml:"format"`
 	// Name names the scenario and its output directory.
 	Name string `toml:"name"`
 	// Description is a one-line summary, shown by `xdssim list`.
@@ -47,6 +50,9 @@ type Scenario struct {
 	// Sweep, when given, is what `xdssim sweep` varies and looks for
 	// (sweep.go); `xdssim run` ignores it.
 	Sweep *Sweep `toml:"sweep,omitempty"`
+
+	// warnings are what the load found that does not stop the run.
+	warnings ErrorList
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
