@@ -30,7 +30,8 @@ func TestDefaultsAreAppliedToKeysLeftOut(t *testing.T) {
 		Network: Network{Latency: Dist{Dist: "constant", Value: time.Millisecond}},
 		Fleet: Fleet{
 			Groups: []Group{{Name: "group-0", Clients: 3, Profile: "grpc-go", ProfileFields: map[string]string{},
-				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{},
+				ProcessingTime: grpcGoProcessingDefault,
+				Servers:        []string{}, ServerFeatures: []string{}, Targets: []string{},
 				RPC: RPC{Rate: 1, Arrival: "poisson", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1},
 				// grpc-go's channels (network.GRPCGoBackoffConfig, XDSKeepalive).
 				XDSChannel: Channel{BackoffSchedule: "grpc-go", InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2,
@@ -116,6 +117,15 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 			want: []string{
 				`s.toml:1:1: fleet.group[0].clients: is required: how many clients the group has (clients = N)`,
 				`s.toml:2:1: fleet.group[0].CLIENTS: unknown key "CLIENTS" (keys are case-sensitive: did you mean "clients"?)`,
+			},
+		},
+		{
+			name: "processing times out of range",
+			doc: "[[control_plane]]\nname = \"cp\"\nprocessing_time = { dist = \"lognormal\", median = \"90us\", p99 = \"10us\" }\n" +
+				"[[fleet.group]]\nclients = 3\nprocessing_time = { dist = \"constant\", value = \"-1ms\" }\n",
+			want: []string{
+				`s.toml:3:64: control_plane[0].processing_time.p99: expected 0 < median <= p99, found median 90µs, p99 10µs`,
+				`s.toml:6:48: fleet.group[0].processing_time.value: expected a duration >= 0, found -1ms`,
 			},
 		},
 		{

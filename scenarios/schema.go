@@ -84,6 +84,10 @@ type Group struct {
 	Profile string `toml:"profile"`
 	// ProfileFields override single fields of the profile.
 	ProfileFields map[string]string `toml:"profile_fields"`
+	// ProcessingTime is the time a client takes per xDS response before
+	// its ACK or NACK goes out; it defaults to the profile's
+	// (processingTimeDefault).
+	ProcessingTime Dist `toml:"processing_time"`
 	// Servers are the bootstrap's xds_servers, by control plane name,
 	// highest priority first; they default to every control plane in the
 	// order they are declared.
@@ -170,6 +174,9 @@ func (s *Scenario) resolve(file string, p *problems) {
 			g.ServerFeatures = []string{}
 		}
 		gp := fmt.Sprintf("fleet.group[%d]", i)
+		if !p.given(gp + ".processing_time") {
+			g.ProcessingTime = clientProcessingDefault(g.Profile)
+		}
 		resolveGiven(p, gp+".xds_channel", &g.XDSChannel, channelDefaults(g.Profile))
 		resolveGiven(p, gp+".xds_keepalive", &g.XDSKeepalive, xdsKeepaliveDefaults())
 		resolveGiven(p, gp+".data_channel", &g.DataChannel, channelDefaults(g.Profile))
