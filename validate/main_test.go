@@ -25,7 +25,7 @@ func TestGRPCGoAgreesWithTheSimulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", fidelity.Table(results))
+	t.Logf("\n%s\n%s", fidelity.Table(results), fidelity.ProcessingTable(results))
 	for _, r := range results {
 		if !r.Pass() {
 			t.Errorf("case %s disagrees with grpc-go:\n%s", r.Case, r.Failures())
