@@ -80,7 +80,10 @@ type problems struct {
 	index     *tomlpos.Index
 	overrides map[string]string // key path -> the --set argument that set it
 	errs      ErrorList
-	bad       map[string]bool // key paths that failed to decode
+	// warns are what a load reports without failing: the keys of an
+	// older format whose meaning changed (format.go).
+	warns ErrorList
+	bad   map[string]bool // key paths that failed to decode
 	// tree is the document with the overrides applied: a key is given
 	// when it stands in it.
 	tree map[string]any
@@ -126,6 +129,12 @@ func didYouMean(msg string) string {
 }
 
 func (p *problems) add(path string, atKey bool, msg string) {
+	p.errs = append(p.errs, p.locate(path, atKey, msg))
+}
+
+// locate makes msg about the key path an Error: at the key (atKey) or its
+// value in the file, or at the --set that gave it.
+func (p *problems) locate(path string, atKey bool, msg string) *Error {
 	e := &Error{File: p.file, Key: path, Msg: msg}
 	if o, ok := p.override(path); ok {
 		e.Override = o
@@ -134,7 +143,7 @@ func (p *problems) add(path string, atKey bool, msg string) {
 	} else if p.index != nil {
 		e.Pos = p.position(path, atKey)
 	}
-	p.errs = append(p.errs, e)
+	return e
 }
 
 // hasErrorsOutside reports whether a problem has been recorded for a key

@@ -222,6 +222,7 @@ func (r refRow) staticDefault() (string, bool) {
 var unresolvedDefaults = map[string]string{
 	"fleet.group[].name":   "a pattern, group-N by place",
 	"backend[].error_code": "left empty, the run takes unavailable (dataPlaneConfig)",
+	"format":               "a file without it is format 1; the resolved scenario is written in the current format",
 }
 
 // required reports whether the reference says the key is required.
@@ -280,6 +281,7 @@ const maxUint32 = float64(math.MaxUint32)
 // value, and compares each set with the one the validation's error
 // message lists.
 var keyConstraints = map[string]constraint{
+	"format":                                                     {min: f(1), max: f(CurrentFormat)},
 	"fleet.group[].clients":                                      {min: f(1), max: f(maxClients)},
 	"fleet.group[].profile":                                      {enum: list("grpc-go", "grpc-java", "grpc-core", "spec")},
 	"fleet.group[].server_features":                              {enum: xdsclient.ServerFeatureNames},
@@ -322,22 +324,22 @@ var keyConstraints = map[string]constraint{
 	"control_plane[].service[].cluster[].localities[].priority":  {min: f(0), max: f(999)},
 	"control_plane[].service[].cluster[].localities[].weight":    {min: f(0), max: f(maxUint32)},
 	"control_plane[].service[].cluster[].localities[].endpoints": {min: f(0), max: f(maxEndpoints)},
-	"fault[].kind":          {enum: keys(faultKinds)},
-	"fault[].fraction":      {min: f(0), max: f(1)},
-	"fault[].probability":   {min: f(0), exclMin: true, max: f(1)},
-	"fault[].responses":     {min: f(1)},
-	"change[].action":       {enum: list("delete_service", "restore_service", "publish_invalid", "scale_endpoints", "drain_endpoints", "set_health", "replace_endpoints", "publish", "delete_resource", "restore_resource")},
-	"change[].defect":       {enum: defects},
-	"change[].health":       {enum: keys(corepb.HealthStatus_value)},
-	"change[].count":        {min: f(0), max: f(maxEndpoints)},
-	"change[].first":        {min: f(0), max: f(maxEndpoints)},
-	"data_plane.error_rate": {min: f(0), max: f(1)},
-	"data_plane.error_code": {enum: keys(retryCodes)},
-	"backend[].action":      {enum: keys(backendActions)},
-	"backend[].first":       {min: f(0)},
-	"backend[].count":       {min: f(1), max: f(100_000)},
-	"backend[].error_rate":  {min: f(0), exclMin: true, max: f(1)},
-	"backend[].error_code":  {enum: keys(retryCodes)},
+	"fault[].kind":                                               {enum: keys(faultKinds)},
+	"fault[].fraction":                                           {min: f(0), max: f(1)},
+	"fault[].probability":                                        {min: f(0), exclMin: true, max: f(1)},
+	"fault[].responses":                                          {min: f(1)},
+	"change[].action":                                            {enum: list("delete_service", "restore_service", "publish_invalid", "scale_endpoints", "drain_endpoints", "set_health", "replace_endpoints", "publish", "delete_resource", "restore_resource")},
+	"change[].defect":                                            {enum: defects},
+	"change[].health":                                            {enum: keys(corepb.HealthStatus_value)},
+	"change[].count":                                             {min: f(0), max: f(maxEndpoints)},
+	"change[].first":                                             {min: f(0), max: f(maxEndpoints)},
+	"data_plane.error_rate":                                      {min: f(0), max: f(1)},
+	"data_plane.error_code":                                      {enum: keys(retryCodes)},
+	"backend[].action":                                           {enum: keys(backendActions)},
+	"backend[].first":                                            {min: f(0)},
+	"backend[].count":                                            {min: f(1), max: f(100_000)},
+	"backend[].error_rate":                                       {min: f(0), exclMin: true, max: f(1)},
+	"backend[].error_code":                                       {enum: keys(retryCodes)},
 }
 
 // defects are the defects publish_invalid and a service's defect take.

@@ -227,6 +227,10 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 		applyOverride(p, tree, o)
 	}
 	p.tree = tree
+	format, ok := checkFormat(p, tree)
+	if !ok {
+		return nil, p.errs
+	}
 
 	s := new(Scenario)
 	s.src = src
@@ -238,8 +242,19 @@ func Parse(src *Source, overrides []string) (*Scenario, error) {
 		p.errs.sort()
 		return nil, p.errs
 	}
+	s.warnFormat(p, format)
+	s.warnings = p.warns
+	// The resolved scenario spells out every key with the meaning it ran
+	// with: the current format's.
+	s.Format = CurrentFormat
 	return s, nil
 }
+
+// Warnings returns what loading the scenario found that does not stop it
+// from running, in the order it stands in the file: each key of an older
+// format whose meaning has changed since (see CurrentFormat). Each is an
+// Error, positioned as errors are.
+func (s *Scenario) Warnings() ErrorList { return s.warnings }
 
 // Load opens and parses a scenario by reference (see Open and Parse).
 func Load(ref string, overrides []string) (*Scenario, error) {

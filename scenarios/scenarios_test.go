@@ -40,11 +40,12 @@ func TestDefaultsAreAppliedToKeysLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Scenario{
-		Name: "s", Seed: DefaultSeed, Duration: 5 * time.Minute, SampleInterval: time.Second,
+		Format: CurrentFormat, Name: "s", Seed: DefaultSeed, Duration: 5 * time.Minute, SampleInterval: time.Second,
 		Network: Network{Latency: Dist{Dist: "constant", Value: time.Millisecond}},
 		Fleet: Fleet{
 			Groups: []Group{{Name: "group-0", Clients: 3, Profile: "grpc-go", ProfileFields: map[string]string{},
-				Servers: []string{}, ServerFeatures: []string{}, Targets: []string{},
+				ProcessingTime: grpcGoProcessingDefault,
+				Servers:        []string{}, ServerFeatures: []string{}, Targets: []string{},
 				RPC: RPC{Rate: 1, Arrival: "poisson", Start: "immediate", Deadline: time.Second, Method: "/xdssim.Echo/Call", ThrottleTokenRatio: 0.1},
 				// grpc-go's channels (network.GRPCGoBackoffConfig, XDSKeepalive).
 				XDSChannel: Channel{BackoffSchedule: "grpc-go", InitialBackoff: time.Second, Multiplier: 1.6, Jitter: 0.2,
@@ -114,7 +115,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			doc:  "name = \"t\"\ntypo_key = 1\n[[fleet.group]]\nclients = 3\n",
-			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if, sweep)`},
+			want: []string{`s.toml:2:1: typo_key: unknown key "typo_key" (expected one of: format, name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if, sweep)`},
 		},
 		{
 			name: "misspelled nested key",
@@ -130,6 +131,15 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 			want: []string{
 				`s.toml:1:1: fleet.group[0].clients: is required: how many clients the group has (clients = N)`,
 				`s.toml:2:1: fleet.group[0].CLIENTS: unknown key "CLIENTS" (keys are case-sensitive: did you mean "clients"?)`,
+			},
+		},
+		{
+			name: "processing times out of range",
+			doc: "[[control_plane]]\nname = \"cp\"\nprocessing_time = { dist = \"lognormal\", median = \"90us\", p99 = \"10us\" }\n" +
+				"[[fleet.group]]\nclients = 3\nprocessing_time = { dist = \"constant\", value = \"-1ms\" }\n",
+			want: []string{
+				`s.toml:3:64: control_plane[0].processing_time.p99: expected 0 < median <= p99, found median 90µs, p99 10µs`,
+				`s.toml:6:48: fleet.group[0].processing_time.value: expected a duration >= 0, found -1ms`,
 			},
 		},
 		{
@@ -185,7 +195,7 @@ func TestBadInputIsReportedWithPositionKeyAndExpectation(t *testing.T) {
 			doc:  "duration = 5\nbogus = true\n[[fleet.group]]\nclients = 0\nstart_spread = \"-1s\"\n",
 			want: []string{
 				`s.toml:1:12: duration: expected a duration string such as "5s" (a bare integer has no unit), found 5`,
-				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if, sweep)`,
+				`s.toml:2:1: bogus: unknown key "bogus" (expected one of: format, name, description, seed, duration, sample_interval, network, control_plane, fleet, fault, change, data_plane, backend, expect, what_if, sweep)`,
 				`s.toml:4:11: fleet.group[0].clients: expected a number of clients from 1 to 10000000, found 0`,
 				`s.toml:5:16: fleet.group[0].start_spread: expected a duration >= 0, found -1s`,
 			},

@@ -13,6 +13,9 @@ import (
 // a `toml` tag naming its key; docs/scenario-reference.md documents each key
 // and a test keeps the two in step.
 type Scenario struct {
+	// Format is the scenario format the file is written in (format.go);
+	// resolved, it is CurrentFormat.
+	Format int `toml:"format"`
 	// Name names the scenario and its output directory.
 	Name string `toml:"name"`
 	// Description is a one-line summary, shown by `xdssim list`.
@@ -52,6 +55,8 @@ type Scenario struct {
 	// it names, read once (mesh.go).
 	src  *Source
 	mesh meshFiles
+	// warnings are what the load found that does not stop the run.
+	warnings ErrorList
 }
 
 // Fleet is the set of simulated clients: one or more groups, and the
@@ -83,6 +88,10 @@ type Group struct {
 	Profile string `toml:"profile"`
 	// ProfileFields override single fields of the profile.
 	ProfileFields map[string]string `toml:"profile_fields"`
+	// ProcessingTime is the time a client takes per xDS response before
+	// its ACK or NACK goes out; it defaults to the profile's
+	// (processingTimeDefault).
+	ProcessingTime Dist `toml:"processing_time"`
 	// Servers are the bootstrap's xds_servers, by control plane name,
 	// highest priority first; they default to the servers of Bootstrap,
 	// or every control plane in the order they are declared.
@@ -182,6 +191,9 @@ func (s *Scenario) resolve(file string, p *problems) {
 			g.ServerFeatures = []string{}
 		}
 		gp := fmt.Sprintf("fleet.group[%d]", i)
+		if !p.given(gp + ".processing_time") {
+			g.ProcessingTime = clientProcessingDefault(g.Profile)
+		}
 		resolveGiven(p, gp+".xds_channel", &g.XDSChannel, channelDefaults(g.Profile))
 		resolveGiven(p, gp+".xds_keepalive", &g.XDSKeepalive, xdsKeepaliveDefaults())
 		resolveGiven(p, gp+".data_channel", &g.DataChannel, channelDefaults(g.Profile))

@@ -53,8 +53,11 @@ type ControlPlane struct {
 	ResourceErrors bool `toml:"resource_errors"`
 	// Workers serve requests at once; 0 means no limit.
 	Workers int `toml:"workers"`
-	// ServiceTime is how long one request takes a worker.
-	ServiceTime Dist `toml:"service_time"`
+	// ProcessingTime is what the server's own code (gRPC and
+	// go-control-plane) takes per request; ServiceTime is what a request
+	// takes a worker on top of it.
+	ProcessingTime Dist `toml:"processing_time"`
+	ServiceTime    Dist `toml:"service_time"`
 	// MaxStreams refuses streams beyond it with RESOURCE_EXHAUSTED; 0
 	// means no limit.
 	MaxStreams int `toml:"max_streams"`
@@ -174,7 +177,33 @@ func (cp *ControlPlane) setDefaults() {
 	cp.Cache = "linear"
 	cp.OnNACK = "hold"
 	cp.EmptyTypes = "answered"
+	cp.ProcessingTime = serverProcessingDefault
 	cp.ServiceTime = Dist{Dist: "constant"}
+}
+
+// The processing times a real client takes per xDS response and a real
+// go-control-plane server per request, measured in validate/'s nack-policy
+// case (fidelity.Processing; docs/model-fidelity.md, "Processing times"):
+// over eight runs, the median of the runs' medians and of their means,
+// as the log-normal with that median and mean (its p99 follows), since
+// the mean is what sets a storm's rate. They depend on the machine: these
+// are a 2-vCPU AMD EPYC's, the client and the server each in a process of
+// its own, one storm at a time.
+var (
+	// serverProcessingDefault is go-control-plane v0.14.0's per request,
+	// from the read of a NACK to the write of its response.
+	serverProcessingDefault = Dist{Dist: "lognormal", Median: 12 * time.Microsecond, P99: 120 * time.Microsecond}
+	// grpcGoProcessingDefault is grpc-go 1.84.0's per response, from
+	// the response's arrival to the write of its ACK or NACK.
+	grpcGoProcessingDefault = Dist{Dist: "lognormal", Median: 37 * time.Microsecond, P99: 600 * time.Microsecond}
+)
+
+// clientProcessingDefault is the processing time of a client of the named
+// profile. Only grpc-go can be measured (validate/ runs it); grpc-java,
+// C-core and the spec profile take its figure, as a stand-in for a client
+// that decodes and validates the same resources.
+func clientProcessingDefault(profile string) Dist {
+	return grpcGoProcessingDefault
 }
 
 // defaultEndpoints is a service's (and a cluster's) endpoint count.
@@ -209,8 +238,10 @@ func (s *Scenario) resolveXDS() {
 	s.Network.Latency.normalize()
 	for i := range s.Fleet.Groups {
 		s.Fleet.Groups[i].Latency.normalize()
+		s.Fleet.Groups[i].ProcessingTime.normalize()
 	}
 	for i := range s.ControlPlanes {
+		s.ControlPlanes[i].ProcessingTime.normalize()
 		s.ControlPlanes[i].ServiceTime.normalize()
 		s.ControlPlanes[i].Latency.normalize()
 		for j := range s.ControlPlanes[i].Services {
@@ -275,7 +306,11 @@ func (c *checker) dist(path string, d Dist, allowZero bool) sim.Dist {
 	}
 	switch d.Dist {
 	case "constant":
-		if c.check(d.Value > 0 || allowZero && d.Value == 0, path+".value", "expected a duration > 0, found %s", d.Value) {
+		atLeast := "> 0"
+		if allowZero {
+			atLeast = ">= 0"
+		}
+		if c.check(d.Value > 0 || allowZero && d.Value == 0, path+".value", "expected a duration %s, found %s", atLeast, d.Value) {
 			return sim.Constant(d.Value)
 		}
 	case "uniform":
@@ -329,6 +364,7 @@ func (s *Scenario) validateXDS(c *checker) {
 		s.validateServer(c, p, &cp)
 		c.check(cp.Workers >= 0 && cp.Workers <= maxWorkers, p+".workers", "expected a number from 0 (no limit) to %d, found %d", maxWorkers, cp.Workers)
 		c.check(cp.MaxStreams >= 0, p+".max_streams", "expected a number >= 0 (0: no limit), found %d", cp.MaxStreams)
+		c.dist(p+".processing_time", cp.ProcessingTime, true)
 		c.dist(p+".service_time", cp.ServiceTime, true)
 		if cp.Latency.Dist != "" {
 			c.dist(p+".latency", cp.Latency, false)
@@ -450,6 +486,7 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	if g.Latency.Dist != "" {
 		c.dist(p+".latency", g.Latency, false)
 	}
+	c.dist(p+".processing_time", g.ProcessingTime, true)
 	c.channel(p+".xds_channel", g.XDSChannel)
 	c.keepalive(p+".xds_keepalive", g.XDSKeepalive)
 	c.channel(p+".data_channel", g.DataChannel)
@@ -504,7 +541,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		nack, _ := controlplane.ParseNACKPolicy(cp.OnNACK)
 		out := fleet.ControlPlane{Server: controlplane.Config{
 			Name: cp.Name, Cache: cache, ResourceErrors: cp.ResourceErrors, OnNACK: nack, EmptyTypesUnanswered: cp.EmptyTypes == "unanswered",
-			Capacity: controlplane.Capacity{Workers: cp.Workers, ServiceTime: cp.ServiceTime.sim(), MaxStreams: cp.MaxStreams},
+			Capacity: controlplane.Capacity{Workers: cp.Workers, ProcessingTime: cp.ProcessingTime.sim(), ServiceTime: cp.ServiceTime.sim(), MaxStreams: cp.MaxStreams},
 		}}
 		if cp.Latency.Dist != "" {
 			out.Link = &network.LinkConfig{Latency: cp.Latency.sim()}
@@ -532,7 +569,7 @@ func (s *Scenario) FleetConfig() fleet.Config {
 			_ = prof.Set(k, g.ProfileFields[k]) // validated
 		}
 		fg := fleet.Group{Name: g.Name, Clients: g.Clients, StartAt: g.StartAt, StartSpread: g.StartSpread,
-			StartStagger: g.StartStagger, StartTimes: g.StartTimes, Profile: prof, Targets: g.Targets,
+			StartStagger: g.StartStagger, StartTimes: g.StartTimes, Profile: prof, ProcessingTime: g.ProcessingTime.sim(), Targets: g.Targets,
 			XDSChannel: g.XDSChannel.backoff(), XDSKeepalive: g.XDSKeepalive.network(), DataChannel: g.DataChannel.backoff()}
 		if g.Latency.Dist != "" {
 			fg.Link = &network.LinkConfig{Latency: g.Latency.sim()}

@@ -25,7 +25,7 @@ func TestGRPCGoAgreesWithTheSimulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("\n%s", fidelity.Table(results))
+	t.Logf("\n%s\n%s", fidelity.Table(results), fidelity.ProcessingTable(results))
 	for _, r := range results {
 		if d := r.MeshDetails(); d != "" {
 			t.Logf("\n%s", d)

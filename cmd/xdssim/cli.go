@@ -299,8 +299,9 @@ func seedOverride(given bool, seed string, sets []string) ([]string, error) {
 	return append(slices.Clone(sets), "seed="+strconv.FormatUint(n, 10)), nil
 }
 
-// load finds and parses the scenario named by the positional arguments.
-func (f *runFlags) load(cmd string, required bool) (*scenarios.Scenario, error) {
+// load finds and parses the scenario named by the positional arguments,
+// and prints its warnings (an older format's changed keys) on stderr.
+func (f *runFlags) load(cmd string, required bool, stderr io.Writer) (*scenarios.Scenario, error) {
 	ref := scenarios.DefaultName
 	switch {
 	case len(f.args) > 1:
@@ -314,7 +315,20 @@ func (f *runFlags) load(cmd string, required bool) (*scenarios.Scenario, error) 
 	if err != nil {
 		return nil, inputError{err}
 	}
-	return scenarios.Parse(src, f.sets)
+	s, err := scenarios.Parse(src, f.sets)
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(stderr, s.Warnings())
+	return s, nil
+}
+
+// printWarnings writes each warning of a scenario on its own line, as
+// errors are written, after "warning: ".
+func printWarnings(w io.Writer, warns scenarios.ErrorList) {
+	for _, e := range warns {
+		fmt.Fprintf(w, "xdssim: warning: %s\n", e)
+	}
 }
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
@@ -326,7 +340,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := f.load("validate", true)
+	s, err := f.load("validate", true, stderr)
 	if err != nil {
 		return err
 	}
@@ -404,7 +418,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := f.load("run", false)
+	s, err := f.load("run", false, stderr)
 	if err != nil {
 		return err
 	}

@@ -375,3 +375,37 @@ func TestValidatePrintsTheExpectations(t *testing.T) {
 		t.Errorf("resolved scenario lacks\n%s\nin\n%s", want, stdout)
 	}
 }
+
+// TestOlderFormatWarnsOnStderrAndStillRuns: validate and run print one
+// warning per changed key of an older format, positioned, on stderr, and
+// exit 0; a newer format than this xdssim knows exits 2 asking for an
+// upgrade. Reference: docs/scenario-reference.md, "Format versions".
+func TestOlderFormatWarnsOnStderrAndStillRuns(t *testing.T) {
+	doc := `name = "old"
+duration = "2s"
+[[control_plane]]
+name = "cp"
+cache = "snapshot"
+[[control_plane.service]]
+name = "echo"
+[[fleet.group]]
+clients = 1
+`
+	old := writeScenario(t, doc)
+	want := old + `:5:9: control_plane[0].cache: "snapshot" means something else since format 2 (this file is format 1)`
+	for _, args := range [][]string{{"validate", old}, {"run", old, "--out", filepath.Join(t.TempDir(), "out"), "--quiet"}} {
+		code, _, stderr := runMain(t, args...)
+		if code != 0 || strings.Count(stderr, "xdssim: warning: ") != 1 || !strings.Contains(stderr, "xdssim: warning: "+want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 0 and one warning: %s", args[0], code, stderr, want)
+		}
+	}
+	current := writeScenario(t, "format = 2\n"+doc)
+	if code, _, stderr := runMain(t, "validate", current); code != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("format 2: exit %d, stderr:\n%s\nwant exit 0 and no warning", code, stderr)
+	}
+	future := writeScenario(t, "format = 3\n"+doc)
+	code, _, stderr := runMain(t, "run", future, "--quiet")
+	if code != 2 || !strings.Contains(stderr, future+":1:10: format: this scenario is format 3, and this xdssim reads formats 1 to 2: upgrade xdssim to run it") {
+		t.Errorf("format 3: exit %d, stderr:\n%s\nwant exit 2 asking for an upgrade", code, stderr)
+	}
+}

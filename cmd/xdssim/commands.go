@@ -334,14 +334,14 @@ func (b boolValue) Set(v string) error {
 // vals, and the limits of its run (refused already when the estimate is
 // above them). With no positional argument it loads the library's default
 // unless the command requires one.
-func loadScenario(cmd string, vals flagValues, pos []string, required bool) (*scenarios.Scenario, limits, error) {
+func loadScenario(cmd string, vals flagValues, pos []string, required bool, stderr io.Writer) (*scenarios.Scenario, limits, error) {
 	sets, err := seedOverride(vals.given("seed"), vals.last("seed"), vals["set"])
 	if err != nil {
 		return nil, limits{}, err
 	}
 	f := limitFlags(vals)
 	f.sets, f.args = sets, pos
-	s, err := f.load(cmd, required)
+	s, err := f.load(cmd, required, stderr)
 	if err != nil {
 		return nil, limits{}, err
 	}

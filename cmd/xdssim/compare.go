@@ -75,6 +75,7 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		printWarnings(stderr, s.Warnings())
 		if profiles != nil {
 			for g := range s.Fleet.Groups {
 				sets = append(sets, fmt.Sprintf("fleet.group[%d].profile=%q", g, profiles[i]))

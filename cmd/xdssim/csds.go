@@ -38,7 +38,7 @@ response is empty, and stderr says why.`,
 }
 
 func cmdCSDS(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, lim, err := loadScenario("csds", vals, pos, true)
+	s, lim, err := loadScenario("csds", vals, pos, true, stderr)
 	if err != nil {
 		return err
 	}

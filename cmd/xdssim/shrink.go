@@ -38,7 +38,7 @@ command that reproduces it.`,
 }
 
 func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, lim, err := loadScenario("shrink", vals, pos, true)
+	s, lim, err := loadScenario("shrink", vals, pos, true, stderr)
 	if err != nil {
 		return err
 	}

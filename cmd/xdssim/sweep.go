@@ -197,8 +197,9 @@ func flagGiven(vals flagValues, name string) (string, bool) {
 }
 
 // sweepSource opens the scenario of pos and returns it, its overrides
-// (--set, then --seed) and the scenario resolved with them.
-func sweepSource(cmd string, vals flagValues, pos []string) (*scenarios.Source, []string, *scenarios.Scenario, error) {
+// (--set, then --seed) and the scenario resolved with them; its warnings
+// go to stderr, once.
+func sweepSource(cmd string, vals flagValues, pos []string, stderr io.Writer) (*scenarios.Source, []string, *scenarios.Scenario, error) {
 	switch {
 	case len(pos) == 0:
 		return nil, nil, nil, badInput("%s: expected a scenario file or library name", cmd)
@@ -217,6 +218,7 @@ func sweepSource(cmd string, vals flagValues, pos []string) (*scenarios.Source, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	printWarnings(stderr, s.Warnings())
 	return src, sets, s, nil
 }
 
@@ -234,7 +236,7 @@ func workersFlag(vals flagValues) (int, error) {
 }
 
 func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	src, sets, s, err := sweepSource("sweep", vals, pos)
+	src, sets, s, err := sweepSource("sweep", vals, pos, stderr)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ folded into the first and a count.`,
 }
 
 func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
-	s, lim, err := loadScenario("trace", vals, pos, true)
+	s, lim, err := loadScenario("trace", vals, pos, true, stderr)
 	if err != nil {
 		return err
 	}

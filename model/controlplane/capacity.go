@@ -10,17 +10,26 @@ import (
 // requests, and how many streams it accepts.
 //
 // Requests are served first come, first served by Workers identical
-// workers, each request taking a ServiceTime drawn from a distribution.
-// When a fleet reconnects at once the requests queue, and every response
-// waits for its request's turn: its latency is the queue wait plus the
-// service time. A stream's requests complete in the order they arrived,
-// as a gRPC stream is read by one goroutine.
+// workers, each request taking a ProcessingTime plus a ServiceTime, each
+// drawn from its distribution. When a fleet reconnects at once the
+// requests queue, and every response waits for its request's turn: its
+// latency is the queue wait plus the request's time. A stream's requests
+// complete in the order they arrived, as a gRPC stream is read by one
+// goroutine.
 type Capacity struct {
 	// Workers is the number of requests served at once; 0 means no limit
 	// (every request starts as it arrives).
 	Workers int
-	// ServiceTime is the time one request takes once a worker takes it.
-	// The zero Dist serves requests instantly.
+	// ProcessingTime is what the server's own code takes per request:
+	// gRPC reads and decodes the DiscoveryRequest, go-control-plane's
+	// stream loop hands it to the cache and the response is encoded and
+	// written (sotw/v3 server.go process, cache CreateWatch). The zero
+	// Dist takes no time; scenarios give every server a default measured
+	// against go-control-plane.
+	ProcessingTime sim.Dist
+	// ServiceTime is the time one request takes a worker on top of
+	// ProcessingTime: the work of a control plane built on the server
+	// (its own callbacks, a store it reads). The zero Dist adds nothing.
 	ServiceTime sim.Dist
 	// MaxStreams is the number of ADS streams the server accepts at once;
 	// the excess is refused with RESOURCE_EXHAUSTED. 0 means no limit.
@@ -80,7 +89,7 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req *discoverypb.Discovery
 	if len(q.free) > 0 && q.free[0] > now {
 		start = q.free[0]
 	}
-	service := q.cap.ServiceTime.Sample(q.rand)
+	service := q.cap.ProcessingTime.Sample(q.rand) + q.cap.ServiceTime.Sample(q.rand)
 	done := start.Add(service)
 	if len(q.free) > 0 {
 		q.free[0] = done

@@ -151,6 +151,42 @@ func TestUnlimitedWorkers(t *testing.T) {
 	}
 }
 
+// TestProcessingTimeAddsToTheServiceTime: a request takes the server's
+// own processing time plus the control plane's service time, and holds
+// its worker for both: with one worker, the second request of the same
+// instant starts when the first is done.
+func TestProcessingTimeAddsToTheServiceTime(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		workers    int
+		start, end time.Duration // of the second request
+	}{
+		{"no worker limit", 0, 0, 7 * time.Millisecond},
+		{"one worker", 1, 7 * time.Millisecond, 14 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustNew(t, cp.Config{Name: "p", Services: twoServices(), Capacity: cp.Capacity{Workers: tt.workers,
+				ProcessingTime: sim.Constant(2 * time.Millisecond), ServiceTime: sim.Constant(5 * time.Millisecond)}})
+			var jobs []cp.Job
+			for id := cp.StreamID(1); id <= 2; id++ {
+				c := newClient(t, s, id)
+				c.names[cp.LDS] = []string{"a"}
+				j, err := s.Receive(0, id, c.request(cp.LDS, nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs = append(jobs, j)
+			}
+			if jobs[0].Done != sim.Time(7*time.Millisecond) {
+				t.Errorf("first request done at %v, want 7ms (2 ms processing + 5 ms service)", jobs[0].Done)
+			}
+			if jobs[1].Start != sim.Time(tt.start) || jobs[1].Done != sim.Time(tt.end) {
+				t.Errorf("second request %v .. %v, want %v .. %v", jobs[1].Start, jobs[1].Done, tt.start, tt.end)
+			}
+		})
+	}
+}
+
 // TestTimeNeverGoesBack: an input before the previous one is a wiring bug.
 func TestTimeNeverGoesBack(t *testing.T) {
 	s := mustNew(t, cp.Config{Name: "p"})

@@ -133,9 +133,10 @@
 //
 // # Capacity
 //
-// [Capacity] is a FIFO queue served by Workers identical workers with a
-// ServiceTime distribution (sim.Dist, drawn from the server's own random
-// stream). Requests arrive in time order and start in arrival order, so a
+// [Capacity] is a FIFO queue served by Workers identical workers, each
+// request taking a ProcessingTime (the server's own code: gRPC and
+// go-control-plane) plus a ServiceTime (what a control plane adds), both
+// sim.Dist drawn from the server's own random stream. Requests arrive in time order and start in arrival order, so a
 // request's start and completion are known when it arrives; a stream's
 // responses leave in the order of its requests. A fleet reconnecting at
 // once builds a queue: 1 000 requests on 4 workers at 10 ms each finish

@@ -108,6 +108,12 @@ type Group struct {
 
 	// Profile is the XdsClient implementation the clients run.
 	Profile xdsclient.Profile
+	// ProcessingTime is the time a client takes to process one xDS
+	// response (decode and validate it) before its ACK or NACK goes out
+	// and its watchers hear of it; responses are processed one at a time
+	// (readResponses). The zero Dist takes no time; scenarios give every
+	// group a default measured against grpc-go.
+	ProcessingTime sim.Dist
 	// XDSChannel is the connection backoff of the clients' channels to
 	// their xDS servers, and XDSKeepalive their keepalive; DataChannel is
 	// the connection backoff of their data-plane subchannels. Each is the

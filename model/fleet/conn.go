@@ -44,6 +44,9 @@ const (
 	// on its way to the client); what the client still sends on it is
 	// dropped on arrival.
 	connServerEnded
+	// connProcessing: the client is processing the response at the front
+	// of toClient (readResponses); a kindProcessed event ends it.
+	connProcessing
 )
 
 // outbound is a request in flight to the server, or, while the stream is
@@ -510,14 +513,33 @@ func (w *world) deliverToClient(ev sim.Event) {
 }
 
 // readResponses lets the XdsClient read every arrived response, in order,
-// while its reads are not paused.
+// while its reads are not paused and it is not processing one.
+//
+// A response takes the client its group's ProcessingTime before the
+// XdsClient sees it: grpc-go's ADS stream reads one message at a time and
+// decodes and validates its resources (ads_stream.go recv, onRecv;
+// channel.go onResponse, decodeResponse) before it writes the ACK or NACK
+// and notifies the watchers, and reads the next message only after that;
+// grpc-java (ControlPlaneClient onRecvMessage, XdsClientImpl
+// handleResourceResponse) and C-core (XdsClient::AdsCall
+// OnRecvMessage, DecodeAdsResponse) do the same on one read at a time. So
+// the ACK or NACK and the notifications leave ProcessingTime after the
+// response arrived, and responses that arrive meanwhile wait their turn.
+// A stream's end or a lost message is read at once.
 func (w *world) readResponses(ci uint32) {
-	now := w.kernel.Now()
 	for {
 		c := &w.conns[ci]
 		inst := &w.insts[c.inst]
-		if c.toClient.len() == 0 || !c.toClient.front().arrived || inst.xds == nil || inst.xds.ReadPaused(int(c.local)) {
+		if c.flags&connProcessing != 0 || c.toClient.len() == 0 || !c.toClient.front().arrived || inst.xds == nil || inst.xds.ReadPaused(int(c.local)) {
 			return
+		}
+		if m := c.toClient.front(); !m.lost && !m.end {
+			cl := w.connClient(c)
+			if d := w.cfg.Groups[cl.group].ProcessingTime.Sample(cl.rng); d > 0 {
+				c.flags |= connProcessing
+				w.kernel.Schedule(sim.Event{At: w.kernel.Now().Add(d), Entity: ci, Kind: kindProcessed, Arg: c.st.ID().Arg()})
+				return
+			}
 		}
 		m := c.toClient.pop(&w.inSpares)
 		if m.lost {
@@ -528,12 +550,32 @@ func (w *world) readResponses(ci uint32) {
 			w.failStream(ci, network.StatusStreamReset)
 			return
 		}
-		resp := w.decoded.response(m.resp)
-		if w.tracingConn(ci) {
-			w.traceReceive(ci, resp)
-		}
-		w.xdsInput(c.inst, inResponse, int(c.local), inst.xds.DecodedResponseReceived(time.Duration(now), int(c.local), resp))
+		w.receive(ci, m.resp)
 	}
+}
+
+// responseProcessed ends the client's processing of the response at the
+// front of conn ci's queue: the XdsClient receives it, and the client
+// reads on. A stream closed meanwhile took the response with it.
+func (w *world) responseProcessed(ev sim.Event) {
+	ci := ev.Entity
+	c := &w.conns[ci]
+	if c.flags&connProcessing == 0 || c.st.ID() != network.StreamIDFromArg(ev.Arg) {
+		return
+	}
+	c.flags &^= connProcessing
+	w.receive(ci, c.toClient.pop(&w.inSpares).resp)
+	w.readResponses(ci)
+}
+
+// receive hands a response the client has read to its XdsClient.
+func (w *world) receive(ci uint32, m *discoverypb.DiscoveryResponse) {
+	c := &w.conns[ci]
+	resp := w.decoded.response(m)
+	if w.tracingConn(ci) {
+		w.traceReceive(ci, resp)
+	}
+	w.xdsInput(c.inst, inResponse, int(c.local), w.insts[c.inst].xds.DecodedResponseReceived(w.now(), int(c.local), resp))
 }
 
 // failStream ends conn ci's stream on both sides with st, and tells the
@@ -577,7 +619,7 @@ func (w *world) closeStream(ci uint32) {
 			w.traceConn(ci, TraceEvent{Kind: TraceStreamClose, Rule: ruleStreamClose})
 		}
 	}
-	c.flags &^= connServerEnded
+	c.flags &^= connServerEnded | connProcessing
 	c.toServer.reset(&w.outSpares)
 	c.toClient.reset(&w.inSpares)
 }

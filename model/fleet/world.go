@@ -61,6 +61,9 @@ const (
 	// session reaches its lifetime (Entity: instance; Arg: its arrivals
 	// chain).
 	kindSteadyEnd
+	// kindProcessed ends a client's processing of a response (Entity:
+	// conn; Arg: the network.StreamID).
+	kindProcessed
 )
 
 // argEndsRestart marks the kindStart event that ends a restart.
@@ -405,6 +408,8 @@ func (w *world) HandleEvent(k *sim.Kernel, ev sim.Event) {
 		w.keepaliveFired(ev)
 	case kindSteadyEnd:
 		w.steadyEnd(ev)
+	case kindProcessed:
+		w.responseProcessed(ev)
 	default:
 		panic(fmt.Sprintf("fleet: unknown event kind %d", ev.Kind))
 	}

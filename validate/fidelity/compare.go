@@ -149,13 +149,18 @@ func ToleranceFor(cfg fleet.Config, startSkew time.Duration) Tolerance {
 // Check is one comparison of one client.
 type Check struct {
 	Client string
-	What   string // "xDS messages", "failure windows", "resource timers", "fallback switches"
+	What   string // "xDS messages", "failure windows", "resource timers", "fallback switches", "NACK storms"
 	Pass   bool
 	// Count is how many things were compared; MaxDelta the largest time
 	// difference among them.
 	Count    int
 	MaxDelta time.Duration
-	Detail   string
+	// For "NACK storms": Clients is how many clients had one, SimRate
+	// and RealRate the storms' rate in each run (NACKs per second), and
+	// RateOff the relative difference.
+	Clients                    int
+	SimRate, RealRate, RateOff float64
+	Detail                     string
 }
 
 // Result is the comparison of one case.
@@ -166,6 +171,9 @@ type Result struct {
 	// Notes are what the simulator does not use or model of the case's
 	// own files (Case.Notes).
 	Notes []string
+	// Processing is what the real run's NACK storms show of the clients'
+	// and servers' processing times; nil without a storm.
+	Processing *Processing
 }
 
 // Pass reports whether every check passed.
@@ -181,7 +189,7 @@ func (r *Result) Pass() bool {
 // Compare checks the real run against the simulation, client by client.
 func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 	tol := ToleranceFor(cfg, real.StartSkew)
-	res := &Result{Case: cfg.Name, Tolerance: tol}
+	res := &Result{Case: cfg.Name, Tolerance: tol, Processing: measureProcessing(real, cfg.Link.Latency.Mean())}
 	names := sim.Names()
 	for _, n := range real.Names() {
 		if !slices.Contains(names, n) {
@@ -189,6 +197,7 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 		}
 	}
 	slices.Sort(names)
+	simStorms, realStorms := map[string][]Storm{}, map[string][]Storm{}
 	for _, n := range names {
 		s, r := sim.Clients[n], real.Clients[n]
 		if s == nil {
@@ -202,6 +211,7 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 			compareTimes(n, "failure windows", tol, windowTimes(s.Windows), windowTimes(r.Windows)),
 			compareTimes(n, "resource timers", tol, timerTimes(s.Timers), timerTimes(r.Timers)),
 			compareTimes(n, "fallback switches", tol, switchTimes(s.Switches), switchTimes(r.Switches)))
+		simStorms[n], realStorms[n] = storms(s.Streams), storms(r.Streams)
 	}
 	if hasMesh(cfg) {
 		for _, n := range names {
@@ -216,6 +226,7 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 		}
 		res.Checks = append(res.Checks, compareRouting(sim.Routing, real.Routing))
 	}
+	res.Checks = append(res.Checks, compareStorms(names, simStorms, realStorms, real.Load))
 	for i := range cfg.Faults {
 		f := &cfg.Faults[i]
 		if f.Kind != network.Blackhole && f.Kind != network.BlackholeHold {

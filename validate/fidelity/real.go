@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +31,23 @@ type RealRun struct {
 	StartSkew time.Duration
 	// Records are the servers' raw records, for a failing case's report.
 	Records []grpcgo.ServerRecord
+	// Wire is, per server, every read and write it made on each client
+	// connection (grpcgo.ManagementServer.Wire): what the processing
+	// times are measured from. Start is the wall-clock time of the
+	// case's time 0.
+	Wire  map[string][][]grpcgo.WireEvent
+	Start time.Time
+	// Loopback are round trips through a proxy on loopback with nothing
+	// to process, measured before the run (grpcgo.MeasureLoopback).
+	Loopback []time.Duration
+	// Load is the machine's load when the run ended: the 1-minute load
+	// average and the CPU count, or "" where the system does not say.
+	Load string
 }
+
+// loopbackRoundTrips is how many round trips measure the loopback, of
+// messages the size of a NACK.
+const loopbackRoundTrips, loopbackMessage = 2000, 300
 
 // supported reports why the harness cannot run cfg for real, or nil.
 func supported(cfg fleet.Config) error {
@@ -113,6 +131,10 @@ type action struct {
 func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 	if err := supported(cfg); err != nil {
 		return nil, err
+	}
+	loopback, err := grpcgo.MeasureLoopback(loopbackRoundTrips, loopbackMessage)
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: %w", err)
 	}
 	// Every endpoint of a cluster is a real backend on loopback: the same
 	// backend for the same (service, cluster, index) on every server.
@@ -301,7 +323,7 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 			return nil, fmt.Errorf("fidelity: at %v, %s: %w", a.at, a.name, err)
 		}
 	}
-	run := &RealRun{Observation: &Observation{}}
+	run := &RealRun{Observation: &Observation{}, Start: t0, Loopback: loopback}
 	var errs []error
 	for _, st := range clients {
 		events, err := st.c.Wait()
@@ -346,15 +368,32 @@ func Run(ctx context.Context, cfg fleet.Config) (*RealRun, error) {
 	}
 	run.Records = rec.Records()
 	run.addServerRecords(t0, cfg)
+	run.Wire = map[string][][]grpcgo.WireEvent{}
 	for _, s := range servers {
+		run.Wire[s.initial.Name] = s.ms.Wire()
 		for _, ev := range s.ms.Proxy().ConnEvents() {
 			if at := ev.At.Sub(t0); at < cfg.Duration {
 				run.conn(s.initial.Name, Conn{At: at, Opened: ev.Opened})
 			}
 		}
 	}
+	run.Load = machineLoad()
 	run.finish(cfg.DataPlane.WindowGap)
 	return run, nil
+}
+
+// machineLoad describes the machine's load: other work on it slows the
+// real clients and servers, and with them a NACK storm.
+func machineLoad() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("load average %s on %d CPUs", f[0], runtime.NumCPU())
 }
 
 // addServerRecords turns the servers' records into streams and messages,

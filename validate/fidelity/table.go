@@ -10,16 +10,16 @@ import (
 // per comparison, as docs/model-fidelity.md shows it.
 func Table(results []*Result) string {
 	var b strings.Builder
-	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | Own resources: final status | RPCs per cluster and locality | Tolerance | Result |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | NACK storms (rate ±25 %) | Own resources: final status | RPCs per cluster and locality | Tolerance | Result |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		verdict := "pass"
 		if !r.Pass() {
 			verdict = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Case,
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Case,
 			r.cell("xDS messages", false), r.cell("failure windows", true), r.cell("resource timers", true),
-			r.cell("fallback switches", true), r.cell("connections in blackholes", true),
+			r.cell("fallback switches", true), r.cell("connections in blackholes", true), r.stormCell(),
 			r.cell("final status per resource", true), r.cell("RPCs per cluster and locality", true), r.Tolerance, verdict)
 	}
 	return b.String()
@@ -65,6 +65,29 @@ func (r *Result) cell(what string, timed bool) string {
 		s = fmt.Sprintf("**%d of %d %s differ**; %s", failed, clients, who, s)
 	}
 	return s
+}
+
+// stormCell sums up the NACK storms of the case: how many, over how many
+// clients, and their rate in each run.
+func (r *Result) stormCell() string {
+	for _, c := range r.Checks {
+		if c.What != "NACK storms" || c.Clients == 0 {
+			continue
+		}
+		who := "clients"
+		if c.Clients == 1 {
+			who = "client"
+		}
+		if c.SimRate == 0 {
+			return fmt.Sprintf("**differ** over %d %s", c.Clients, who)
+		}
+		s := fmt.Sprintf("%d over %d %s: sim %.0f/s, real %.0f/s (%+.0f %%)", c.Count, c.Clients, who, c.SimRate, c.RealRate, 100*c.RateOff)
+		if !c.Pass {
+			s = "**" + s + "**"
+		}
+		return s
+	}
+	return "—"
 }
 
 // String sums the tolerance up: its base and each outage's band.

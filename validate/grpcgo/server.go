@@ -117,6 +117,8 @@ type ManagementServer struct {
 
 	mu      sync.Mutex
 	streams map[int64]*streamInfo
+
+	wire *wireLog // every read and write on the clients' connections
 }
 
 // streamInfo is what the server remembers about an open stream.
@@ -163,6 +165,7 @@ func StartManagementServerWith(name string, c cachev3.Cache, rec *Recorder, rule
 		lis:     lis,
 		served:  make(chan struct{}),
 		streams: make(map[int64]*streamInfo),
+		wire:    &wireLog{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
@@ -180,7 +183,7 @@ func StartManagementServerWith(name string, c cachev3.Cache, rec *Recorder, rule
 	discovery.RegisterAggregatedDiscoveryServiceServer(m.grpc, xds)
 	go func() {
 		defer close(m.served)
-		m.grpc.Serve(lis)
+		m.grpc.Serve(timedListener{lis, m.wire})
 	}()
 	return m, nil
 }
@@ -194,6 +197,10 @@ func (m *ManagementServer) Addr() string { return m.proxy.Addr() }
 // Proxy returns the proxy in front of the server, to make the server
 // unreachable.
 func (m *ManagementServer) Proxy() *Proxy { return m.proxy }
+
+// Wire returns, per connection the server accepted (in the order it
+// accepted them), every read and write it made on it so far.
+func (m *ManagementServer) Wire() [][]WireEvent { return m.wire.copyConns() }
 
 // Close stops the server and its proxy, ending every stream, and waits for
 // their goroutines.

@@ -1,0 +1,162 @@
+package fidelity
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/fleet"
+)
+
+// Storm is a NACK storm: on one stream, responses of one type that the
+// client NACKs and the server answers again at once, back to back (a
+// server with on_nack = "resend" and a client that keeps rejecting what
+// it is sent). How fast it spins is a round trip plus the client's time to
+// process a response and the server's to answer a request, per NACK.
+type Storm struct {
+	Type string
+	// NACKs is how many NACKs the storm had; First and Last are when the
+	// server received the first and the last.
+	NACKs       int
+	First, Last time.Duration
+}
+
+// MinStormNACKs is the fewest back-to-back NACKs that make a storm whose
+// rate is compared: a client that NACKs once or twice and waits is not
+// one.
+const MinStormNACKs = 100
+
+// StormTolerance is how far a simulated storm's rate may be from the real
+// one, as a share of the real rate.
+const StormTolerance = 0.25
+
+// Storms reports whether cfg can have a NACK storm: a server that answers
+// every NACK at once.
+func Storms(cfg fleet.Config) bool {
+	for _, cp := range cfg.ControlPlanes {
+		if cp.Server.OnNACK == controlplane.ResendNACKs {
+			return true
+		}
+	}
+	return false
+}
+
+// Rate is the storm's NACKs per second.
+func (s Storm) Rate() float64 {
+	if s.NACKs < 2 || s.Last <= s.First {
+		return 0
+	}
+	return float64(s.NACKs-1) / (s.Last - s.First).Seconds()
+}
+
+// storms finds the NACK storms of a client's streams, stream by stream
+// and type by type (LDS, RDS, CDS, EDS).
+func storms(streams []Stream) []Storm {
+	var out []Storm
+	for _, st := range streams {
+		for _, t := range []string{"LDS", "RDS", "CDS", "EDS"} {
+			var cur Storm
+			end := func() {
+				if cur.NACKs >= MinStormNACKs {
+					out = append(out, cur)
+				}
+				cur = Storm{Type: t}
+			}
+			end()
+			answered := false // the last message was a response
+			for _, m := range st.Messages {
+				if m.Type != t {
+					continue
+				}
+				switch {
+				case m.Response:
+					answered = true
+				case m.NACK && (answered || cur.NACKs == 0):
+					if cur.NACKs == 0 {
+						cur.First = m.At
+					}
+					cur.NACKs++
+					cur.Last = m.At
+					answered = false
+				default:
+					end()
+					answered = false
+				}
+			}
+			end()
+		}
+	}
+	return out
+}
+
+// stormRate sums storms up as one rate: all their NACK intervals over all
+// their time.
+func stormRate(ss []Storm) float64 {
+	n, d := 0, time.Duration(0)
+	for _, s := range ss {
+		n += s.NACKs - 1
+		d += s.Last - s.First
+	}
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// compareStorms checks the case's NACK storms: each client had the same
+// storms in both runs, of the same types, and all of them together spun
+// at a rate (their NACK intervals over their time) within StormTolerance
+// of the real one. Nothing is calibrated: the simulation's storms run at
+// the case's link latency and the default processing times.
+//
+// The real rate is the machine's: other work on it slows the real storms
+// (docs/model-fidelity.md, "Processing times"), so a failure says how
+// loaded the machine was.
+func compareStorms(names []string, sim, real map[string][]Storm, load string) Check {
+	c := Check{Client: "every client", What: "NACK storms", Pass: true}
+	types := func(ss []Storm) string {
+		var t []string
+		for _, s := range ss {
+			t = append(t, fmt.Sprintf("%s (%d NACKs)", s.Type, s.NACKs))
+		}
+		return orNothing(strings.Join(t, ", "))
+	}
+	var all [2][]Storm
+	for _, n := range names {
+		s, r := sim[n], real[n]
+		if len(s) > 0 || len(r) > 0 {
+			c.Clients++
+		}
+		c.Count += len(s)
+		all[0], all[1] = append(all[0], s...), append(all[1], r...)
+		same := len(s) == len(r)
+		for i := 0; same && i < len(s); i++ {
+			same = s[i].Type == r[i].Type
+		}
+		if !same && c.Pass {
+			c.Pass = false
+			c.Detail = fmt.Sprintf("%s: sim has %s, real has %s", n, types(s), types(r))
+		}
+	}
+	if c.Count == 0 || !c.Pass {
+		return c
+	}
+	c.SimRate, c.RealRate = stormRate(all[0]), stormRate(all[1])
+	c.RateOff = (c.SimRate - c.RealRate) / c.RealRate
+	if abs(c.RateOff) > StormTolerance {
+		c.Pass = false
+		c.Detail = fmt.Sprintf("sim %.0f NACKs/s, real %.0f NACKs/s: %+.0f %%, tolerance ±%.0f %%", c.SimRate, c.RealRate, 100*c.RateOff, 100*StormTolerance)
+		if load != "" {
+			c.Detail += fmt.Sprintf(" (the machine's %s when the run ended)", load)
+		}
+	}
+	return c
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

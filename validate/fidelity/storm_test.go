@@ -1,0 +1,127 @@
+package fidelity
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdssim/xdssim/validate/grpcgo"
+)
+
+// stormStream is a stream with an ACKed CDS response, then n NACKs each
+// answered by the same response, every, then an ACK of the fix.
+func stormStream(start time.Duration, n int, every time.Duration) Stream {
+	s := Stream{Server: "s"}
+	add := func(at time.Duration, m Message) {
+		m.At, m.Type = at, "CDS"
+		s.Messages = append(s.Messages, m)
+	}
+	add(0, Message{})
+	add(0, Message{Response: true, Version: "1"})
+	add(0, Message{Version: "1", Nonce: "1"})
+	add(start, Message{Response: true, Version: "2"})
+	for i := 0; i < n; i++ {
+		at := start + time.Duration(i)*every
+		add(at, Message{NACK: true, Version: "1"})
+		add(at, Message{Response: true, Version: "2"})
+	}
+	end := start + time.Duration(n)*every
+	add(end, Message{Response: true, Version: "3"})
+	add(end, Message{Version: "3"})
+	return s
+}
+
+// A storm is back-to-back NACKs of one type, each answering a response;
+// its rate is its NACK intervals over its time. A few NACKs are not one.
+func TestStormsAreRunsOfBackToBackNACKs(t *testing.T) {
+	got := storms([]Stream{stormStream(time.Second, 501, 200*time.Microsecond)})
+	if len(got) != 1 || got[0].Type != "CDS" || got[0].NACKs != 501 {
+		t.Fatalf("storms = %+v, want one CDS storm of 501 NACKs", got)
+	}
+	if r := got[0].Rate(); r < 4999 || r > 5001 {
+		t.Errorf("rate = %v, want 5000/s (one NACK per 200 µs)", r)
+	}
+	if got := storms([]Stream{stormStream(time.Second, MinStormNACKs-1, time.Millisecond)}); len(got) != 0 {
+		t.Errorf("%d NACKs make storms %+v, want none", MinStormNACKs-1, got)
+	}
+}
+
+// The case's storms are compared together: the same storms per client in
+// both runs, and their common rate within 25 % of the real one.
+func TestStormRatesAreComparedWithin25Percent(t *testing.T) {
+	real := map[string][]Storm{"a": {{Type: "CDS", NACKs: 1001, First: 0, Last: time.Second}}} // 1000/s
+	for _, tt := range []struct {
+		name string
+		sim  []Storm
+		pass bool
+		want string
+	}{
+		{"20 % faster", []Storm{{Type: "CDS", NACKs: 1201, Last: time.Second}}, true, ""},
+		{"24 % slower", []Storm{{Type: "CDS", NACKs: 761, Last: time.Second}}, true, ""},
+		{"30 % faster", []Storm{{Type: "CDS", NACKs: 1301, Last: time.Second}}, false, "sim 1300 NACKs/s, real 1000 NACKs/s: +30 %, tolerance ±25 % (the machine's load average 1.00 on 2 CPUs when the run ended)"},
+		{"another type", []Storm{{Type: "LDS", NACKs: 1001, Last: time.Second}}, false, "a: sim has LDS (1001 NACKs), real has CDS (1001 NACKs)"},
+		{"none", nil, false, "a: sim has (nothing), real has CDS (1001 NACKs)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compareStorms([]string{"a"}, map[string][]Storm{"a": tt.sim}, real, "load average 1.00 on 2 CPUs")
+			if c.Pass != tt.pass || c.Detail != tt.want {
+				t.Errorf("pass %v, detail %q; want %v, %q", c.Pass, c.Detail, tt.pass, tt.want)
+			}
+		})
+	}
+}
+
+// The server's time is from its read of a NACK to its write of the
+// response; the client's from that write to the read of the next NACK,
+// less the link both ways. Flow-control frames (small reads and writes)
+// and events outside the storm are left out.
+func TestProcessingIsMeasuredAtTheServersSocket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	conn := []grpcgo.WireEvent{
+		{At: at(0), Bytes: 200},               // before the storm
+		{At: at(100), Bytes: 200},             // NACK
+		{At: at(105), Bytes: 13, Write: true}, // WINDOW_UPDATE
+		{At: at(110), Bytes: 300, Write: true},
+		{At: at(250), Bytes: 200}, // NACK: 140 µs after the response
+		{At: at(270), Bytes: 300, Write: true},
+		{At: at(400), Bytes: 200},
+		{At: at(900), Bytes: 200}, // after the storm
+	}
+	p := &Processing{Link: 15 * time.Microsecond}
+	p.add(conn, at(50), at(400))
+	want := func(got []time.Duration, us ...int) {
+		t.Helper()
+		var s []string
+		for _, d := range got {
+			s = append(s, d.String())
+		}
+		var w []string
+		for _, u := range us {
+			w = append(w, (time.Duration(u) * time.Microsecond).String())
+		}
+		if strings.Join(s, " ") != strings.Join(w, " ") {
+			t.Errorf("got %v, want %v", s, w)
+		}
+	}
+	want(p.Server, 10, 20)
+	want(p.Client, 110, 100) // 140 - 30, 130 - 30
+}
+
+// The log-normal with a sample's median and mean has
+// σ = sqrt(2 ln(mean/median)) and p99 = median × exp(2.326 σ).
+func TestSummaryFitsTheLogNormalOfTheMedianAndMean(t *testing.T) {
+	var d []time.Duration
+	for i := 0; i < 99; i++ {
+		d = append(d, 10*time.Microsecond)
+	}
+	d = append(d, 10*time.Microsecond+99*10*time.Microsecond*(1)) // mean 19.9 µs
+	s := Summarize(d)
+	if s.Median != 10*time.Microsecond || s.Mean != 19900*time.Nanosecond {
+		t.Fatalf("median %v, mean %v", s.Median, s.Mean)
+	}
+	// σ = sqrt(2 ln 1.99) = 1.1732; p99 = 10 µs × exp(2.7293) = 153.2 µs.
+	if s.FitP99 < 152*time.Microsecond || s.FitP99 > 154*time.Microsecond {
+		t.Errorf("fit p99 = %v, want about 153 µs", s.FitP99)
+	}
+}
