@@ -119,7 +119,7 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitInput
 	case errors.As(err, &ioErr):
-		fmt.Fprintf(stderr, "xdssim: %v (the file system refused the output; the previous outputs are kept)\n", err)
+		fmt.Fprintf(stderr, "xdssim: %v (the file system refused the output; %s)\n", err, ioErr.kept)
 		return exitInternal
 	default:
 		fmt.Fprintf(stderr, "xdssim: internal error: %v\n%s\n", err, reportRequest)
@@ -405,15 +405,35 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		out = filepath.Join("xdssim-out", s.Name)
 	}
 	// Every output path is checked before the run, not after it.
-	if err := checkWritable("out", out, true); err != nil {
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
 		return err
 	}
-	for _, o := range []struct{ flag, name string }{{"metrics", f.metrics}, {"memprofile", f.memprofile}, {"cpuprofile", f.cpuprofile}} {
+	set := []output{{name: "report.html"}, {name: "summary.json"}}
+	// --metrics in the output directory is a file of the set; elsewhere,
+	// a file of its own, written once the set is published.
+	var external []output
+	outs := []namedPath{{"", filepath.Join(out, "report.html")}, {"", filepath.Join(out, "summary.json")}, {"", filepath.Join(out, manifestName)}}
+	if f.given["metrics"] {
+		outs = append(outs, namedPath{"metrics", f.metrics})
+		if name, ok := dir.contains(f.metrics); ok {
+			set = append(set, output{name: name})
+		} else if err := checkOutputFile("metrics", f.metrics); err != nil {
+			return err
+		} else {
+			external = append(external, output{flag: "metrics", name: f.metrics})
+		}
+	}
+	for _, o := range []struct{ flag, name string }{{"memprofile", f.memprofile}, {"cpuprofile", f.cpuprofile}} {
 		if f.given[o.flag] {
-			if err := checkWritable(o.flag, o.name, false); err != nil {
+			outs = append(outs, namedPath{o.flag, o.name})
+			if err := checkOutputFile(o.flag, o.name); err != nil {
 				return err
 			}
 		}
+	}
+	if err := checkDistinct(outs); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
 	if !f.quiet {
@@ -464,18 +484,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	expectations := viz.Evaluate(res, s.Expect)
 	report := filepath.Join(out, "report.html")
-	files := []string{report, filepath.Join(out, "summary.json")}
-	writes := []func(io.Writer) error{
-		func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) },
-		func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) },
+	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }
+	set[1].write = func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) }
+	for i := range set[2:] {
+		set[2+i].write = metricsWriter(metricsStart, res)
 	}
-	if f.given["metrics"] {
-		// Written with the set, before summary.json: a directory with
-		// summary.json holds the metrics of the same run.
-		files = append([]string{f.metrics}, files...)
-		writes = append([]func(io.Writer) error{metricsWriter(metricsStart, res)}, writes...)
+	for i := range external {
+		external[i].write = metricsWriter(metricsStart, res)
 	}
-	if err := writeSet(files, writes); err != nil {
+	if err := dir.publish(set, external); err != nil {
 		return err
 	}
 	if !f.quiet {
@@ -501,7 +518,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // atomically.
 func writeHeapProfile(name string) error {
 	runtime.GC()
-	return writeFile(name, pprof.WriteHeapProfile)
+	return writeFile("memprofile", name, pprof.WriteHeapProfile)
 }
 
 // versionString is what `xdssim version` prints after "xdssim ".

@@ -115,7 +115,8 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
 	}
-	if err := checkWritable("out", out, true); err != nil {
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
 		return err // before the runs, not after
 	}
 	var seedList []uint64
@@ -139,10 +140,10 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	report := filepath.Join(out, "compare.html")
-	if err := writeSet([]string{filepath.Join(out, "compare.json"), report}, []func(io.Writer) error{
-		func(w io.Writer) error { _, err := w.Write(b); return err },
-		func(w io.Writer) error { return viz.WriteCompare(w, c) },
-	}); err != nil {
+	if err := dir.publish([]output{
+		{name: "compare.json", write: writeBytes(b)},
+		{name: "compare.html", write: func(w io.Writer) error { return viz.WriteCompare(w, c) }},
+	}, nil); err != nil {
 		return err
 	}
 	if !vals.given("quiet") {

@@ -63,7 +63,8 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name+"-find")
 	}
-	if err := checkWritable("out", out, true); err != nil {
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
 		return err // before the runs, not after
 	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], MaxSteps: steps, Resolution: resolution, Coverage: coverage}
@@ -81,7 +82,7 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 		return err
 	}
 	name := filepath.Join(out, "find.json")
-	if err := writeFile(name, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	if err := dir.publish([]output{{name: "find.json", write: writeBytes(b)}}, nil); err != nil {
 		return err
 	}
 	printFind(stdout, res, f)

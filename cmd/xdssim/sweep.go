@@ -270,9 +270,6 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name+"-sweep")
 	}
-	if err := checkWritable("out", out, true); err != nil {
-		return err // before the runs, not after
-	}
 	var shard *sweep.Shard
 	if v, ok := flagGiven(vals, "shard"); ok {
 		sh, err := sweep.ParseShard(v, os.Getenv("JOB_COMPLETION_INDEX"))
@@ -280,6 +277,16 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			return inputError{err}
 		}
 		shard = &sh
+	}
+	// The outputs' paths are checked before the runs, not after. A shard
+	// is one file, beside the other shards; a sweep's outputs are a set.
+	var dir *outDir
+	if shard != nil {
+		if err := checkShardOut(out, shard.FileName()); err != nil {
+			return err
+		}
+	} else if dir, err = checkOutDir("out", out, stderr); err != nil {
+		return err
 	}
 	quiet := vals.given("quiet")
 	var indices []int // nil: every run
@@ -322,7 +329,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		name := filepath.Join(out, shard.FileName())
-		if err := writeFile(name, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if err := writeFile("out", name, writeBytes(b)); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, name)
@@ -336,7 +343,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(res.Runs), time.Since(start).Round(time.Millisecond))
 	}
-	return writeSweep(res, scenarioRef(pos), out, quiet, stdout, stderr)
+	return writeSweep(res, scenarioRef(pos), dir, quiet, stdout, stderr)
 }
 
 func workersText(n int) string {
@@ -353,17 +360,16 @@ func workersText(n int) string {
 // its recommendation and where they went, and returns a breachedError when
 // it has constraints and no setting of the knobs is known to meet them
 // under every condition.
-func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr io.Writer) error {
-	if err := checkWritable("out", out, true); err != nil {
+func writeSweep(res *sweep.Result, ref string, dir *outDir, quiet bool, stdout, stderr io.Writer) error {
+	// One set: a directory never mixes two sweeps.
+	if err := dir.publish([]output{
+		{name: "sweep.json", write: res.WriteJSON},
+		{name: "sweep.csv", write: res.WriteCSV},
+		{name: "sweep.html", write: func(w io.Writer) error { return viz.WriteSweep(w, res) }},
+	}, nil); err != nil {
 		return err
 	}
-	// One set, sweep.html last: a directory never mixes two sweeps.
-	if err := writeSet(
-		[]string{filepath.Join(out, "sweep.json"), filepath.Join(out, "sweep.csv"), filepath.Join(out, "sweep.html")},
-		[]func(io.Writer) error{res.WriteJSON, res.WriteCSV, func(w io.Writer) error { return viz.WriteSweep(w, res) }},
-	); err != nil {
-		return err
-	}
+	out := dir.name
 	if !quiet {
 		printGoal(stdout, res)
 		if err := printPoints(stdout, res); err != nil {
@@ -571,8 +577,12 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			out = filepath.Dir(out)
 		}
 	}
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stderr, "xdssim: merged %d shards of the sweep of %s: %d runs\n", len(files), res.Scenario, len(res.Runs))
-	return writeSweep(res, res.Scenario, out, vals.given("quiet"), stdout, stderr)
+	return writeSweep(res, res.Scenario, dir, vals.given("quiet"), stdout, stderr)
 }
 
 // sweepProgress draws "[=====     ] 12/48 runs, 1m20s left" on stderr when
@@ -657,4 +667,14 @@ func runErr(err error, est scenarios.Estimate) error {
 		return boundedErr(err, est)
 	}
 	return inputError{err}
+}
+
+// checkShardOut checks, before the runs, that the shard file name can be
+// written in the directory out (made when missing), beside the other
+// shards.
+func checkShardOut(out, name string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return badInput("--out %s: %v", out, unwrapPath(err))
+	}
+	return checkOutputFile("out", filepath.Join(out, name))
 }
