@@ -11,8 +11,10 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/BurntSushi/toml"
@@ -35,6 +37,76 @@ type Source struct {
 	// base name without ".toml".
 	Name string
 	Data []byte
+
+	// mu guards doc, the document decoded once: a sweep parses its
+	// scenario once per point and per run, with other overrides.
+	mu  sync.Mutex
+	doc *decoded
+}
+
+// decoded is a document decoded: its tree, which Parse copies before it
+// applies overrides, and where each of its keys stands; or why it is not a
+// TOML document.
+type decoded struct {
+	text  string
+	tree  map[string]any
+	index *tomlpos.Index
+	errs  ErrorList
+}
+
+// decode decodes the source's document, or returns the one decoded
+// already if Data is unchanged.
+func (src *Source) decode() *decoded {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.doc != nil && src.doc.text == string(src.Data) {
+		return src.doc
+	}
+	d := &decoded{text: string(src.Data)}
+	src.doc = d
+	if pos, ok := checkNesting(d.text); !ok {
+		d.errs = ErrorList{{File: src.File, Pos: pos,
+			Msg: fmt.Sprintf("malformed TOML: arrays and inline tables nested more than %d deep", maxNesting)}}
+		return d
+	}
+	if _, err := toml.Decode(d.text, &d.tree); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			d.errs = ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
+				Msg: "malformed TOML: " + pe.Message}}
+		} else {
+			d.errs = ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
+		}
+		return d
+	}
+	d.index = tomlpos.Locate(d.text)
+	return d
+}
+
+// copyTree copies a decoded TOML value deeply: its tables and arrays (the
+// rest are values).
+func copyTree(x any) any {
+	switch v := x.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = copyTree(e)
+		}
+		return m
+	case []map[string]any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			out[i] = copyTree(e).(map[string]any)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyTree(e)
+		}
+		return out
+	}
+	return x
 }
 
 // Open finds a scenario by reference: a path to a TOML file, or the name
@@ -186,21 +258,15 @@ func headerComment(data []byte) string {
 // the file. Every problem found is returned together, as an ErrorList.
 func Parse(src *Source, overrides []string) (*Scenario, error) {
 	p := &problems{file: src.File, overrides: map[string]string{}, bad: map[string]bool{}}
-	doc := string(src.Data)
-	if pos, ok := checkNesting(doc); !ok {
-		return nil, ErrorList{{File: src.File, Pos: pos,
-			Msg: fmt.Sprintf("malformed TOML: arrays and inline tables nested more than %d deep", maxNesting)}}
+	d := src.decode()
+	if d.errs != nil {
+		return nil, slices.Clone(d.errs)
 	}
-	var tree map[string]any
-	if _, err := toml.Decode(doc, &tree); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
-				Msg: "malformed TOML: " + pe.Message}}
-		}
-		return nil, ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
+	tree, _ := copyTree(d.tree).(map[string]any)
+	if tree == nil {
+		tree = map[string]any{}
 	}
-	p.index = tomlpos.Locate(doc)
+	p.index = d.index
 	for _, o := range overrides {
 		applyOverride(p, tree, o)
 	}

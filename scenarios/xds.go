@@ -474,6 +474,14 @@ func (d Dist) sim() sim.Dist {
 
 // FleetConfig returns the world to build for this (valid) scenario.
 func (s *Scenario) FleetConfig() fleet.Config {
+	cfg := s.fleetConfig()
+	cfg.Resolved = s.TOML()
+	return cfg
+}
+
+// fleetConfig is FleetConfig without Resolved, whose encoding is most of
+// its cost: what validation needs (the metric paths a run reports).
+func (s *Scenario) fleetConfig() fleet.Config {
 	cfg := fleet.Config{
 		Name:           s.Name,
 		Description:    s.Description,
@@ -481,7 +489,6 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		Duration:       s.Duration,
 		SampleInterval: s.SampleInterval,
 		Link:           network.LinkConfig{Latency: s.Network.Latency.sim()},
-		Resolved:       s.TOML(),
 		WhatIf:         s.whatIfs(),
 	}
 	for _, cp := range s.ControlPlanes {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -427,5 +428,37 @@ func TestAddedSeedsDoNotDependOnWorkers(t *testing.T) {
 		} else if !bytes.Equal(got, want) {
 			t.Errorf("%d workers give other outputs than 1", workers)
 		}
+	}
+}
+
+// TestCheckNamesTheFirstBadPointsWhateverTheWorkers: Check runs on a pool,
+// but the points it names are the first five the scenario refuses, in
+// order, and the labels and estimate it finds are the same with 1 worker
+// or 3.
+func TestCheckNamesTheFirstBadPointsWhateverTheWorkers(t *testing.T) {
+	src, err := scenarios.Open("testdata/outage.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fractions []string
+	for i := range 600 {
+		fractions = append(fractions, fmt.Sprint(0.1+float64(i%300)/1000+float64(i/300)*5))
+	}
+	spec := Spec{Seeds: 1, MaxSeeds: 1, Params: []Param{{Key: "fleet.restart[0].fraction", Values: fractions}}}
+	var msgs []string
+	for _, workers := range []int{1, 3} {
+		p, err := Resolve(src, nil, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Check(Options{Workers: workers})
+		if err == nil {
+			t.Fatal("Check accepted fractions above 1")
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] || !strings.HasPrefix(msgs[0], "sweep point 300 (fleet.restart[0].fraction=5.1)") || strings.Count(msgs[0], "sweep point") != 5 ||
+		!strings.Contains(msgs[0], "sweep point 304 ") {
+		t.Errorf("1 worker:\n%s\n3 workers:\n%s", msgs[0], msgs[1])
 	}
 }

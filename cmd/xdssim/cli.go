@@ -236,11 +236,23 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 		args = args[1:]
 	}
 	f.given = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	for _, name := range []string{"out", "cpuprofile", "memprofile", "metrics"} {
-		if f.given[name] && f.pathFlag(name) == "" {
-			return nil, badInput("--%s: expected a path, found an empty value", name)
+	var empty string
+	fs.Visit(func(fl *flag.Flag) {
+		f.given[fl.Name] = true
+		if _, isBool := fl.Value.(interface{ IsBoolFlag() bool }); !isBool && fl.Value.String() == "" && fl.Name != "set" && empty == "" {
+			empty = fl.Name
 		}
+	})
+	if slices.Contains(f.sets, "") {
+		empty = "set"
+	}
+	// An empty value is never the default.
+	switch empty {
+	case "":
+	case "out", "cpuprofile", "memprofile", "metrics":
+		return nil, badInput("--%s: expected a path, found an empty value", empty)
+	default:
+		return nil, badInput("--%s: expected a value, found an empty one", empty)
 	}
 	sets, err := seedOverride(f.given["seed"], f.seed, f.sets)
 	if err != nil {
@@ -248,21 +260,6 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	}
 	f.sets = sets
 	return f, nil
-}
-
-// pathFlag returns the value of a flag that names a path.
-func (f *runFlags) pathFlag(name string) string {
-	switch name {
-	case "out":
-		return f.out
-	case "cpuprofile":
-		return f.cpuprofile
-	case "memprofile":
-		return f.memprofile
-	case "metrics":
-		return f.metrics
-	}
-	return ""
 }
 
 // seedOverride turns --seed N into the override seed=N after the --set
@@ -277,11 +274,19 @@ func seedOverride(given bool, seed string, sets []string) ([]string, error) {
 		return nil, badInput("--seed %q: expected an integer from 0 to %d", seed, int64(math.MaxInt64))
 	}
 	for _, o := range sets {
-		if key, _, _ := strings.Cut(o, "="); strings.TrimSpace(key) == "seed" {
+		if setsSeed(o) {
 			return nil, badInput("--seed %s and --set %s both set the seed: give one", seed, o)
 		}
 	}
 	return append(slices.Clone(sets), "seed="+strconv.FormatUint(n, 10)), nil
+}
+
+// setsSeed reports whether the override o sets the seed, however its key
+// is spelled ("seed", " seed ", "\"seed\"").
+func setsSeed(o string) bool {
+	key, _, _ := strings.Cut(o, "=")
+	norm, err := scenarios.CanonicalKey(strings.TrimSpace(key))
+	return err == nil && norm == "seed"
 }
 
 // load finds and parses the scenario named by the positional arguments.

@@ -285,11 +285,18 @@ func (c *command) parse(args []string) (flagValues, []string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return vals, pos, nil
+			break
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	// An empty value is never the default: --shard= is not "no shard".
+	for _, f := range c.flags {
+		if f.arg != "" && slices.Contains(vals[f.name], "") {
+			return nil, nil, badInput("--%s: expected %s, found an empty value", f.name, f.arg)
+		}
+	}
+	return vals, pos, nil
 }
 
 type repeated struct {

@@ -55,6 +55,13 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, side := range []string{"a", "b"} {
+		for _, o := range vals[side] {
+			if setsSeed(o) {
+				return badInput("--%s %s: compare runs both variants on the same seeds (--seed, --seeds): a variant has no seed of its own", side, o)
+			}
+		}
+	}
 	refs := []string{pos[0], pos[len(pos)-1]}
 	var variants [2]sweep.Variant
 	var resolved [2]*scenarios.Scenario
@@ -115,13 +122,13 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
 	}
+	seedList, err := consecutiveSeeds(resolved[0].Seed, seeds)
+	if err != nil {
+		return err
+	}
 	dir, err := checkOutDir("out", out, stderr)
 	if err != nil {
 		return err // before the runs, not after
-	}
-	var seedList []uint64
-	for i := range seeds {
-		seedList = append(seedList, resolved[0].Seed+uint64(i))
 	}
 	fmt.Fprintf(stderr, "xdssim: compare on %d seeds from %d, %s\nxdssim: A = %s\nxdssim: B = %s\n",
 		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)

@@ -68,8 +68,8 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 		return err // before the runs, not after
 	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], MaxSteps: steps, Resolution: resolution, Coverage: coverage}
-	for i := range spec.Seeds {
-		f.Seeds = append(f.Seeds, s.Seed+uint64(i))
+	if f.Seeds, err = consecutiveSeeds(s.Seed, spec.Seeds); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: threshold search on %s: %s between %s and %s where %s stops or starts holding, %d seeds, %s\n",
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), workersText(workers))
