@@ -405,6 +405,9 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(!c.given(p+".health"), p+".health", "is only used by action = \"set_health\"")
 		}
 	}
+	if len(c.p.errs) == 0 {
+		s.validateChangeRanges(c)
+	}
 	s.validateMethods(c)
 }
 
