@@ -150,7 +150,7 @@ func readScenarioFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
 	}
 	if !readable(st.Mode()) {
-		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, FileKind(st.Mode()))
 	}
 	if st.Size() > MaxFileSize {
 		return nil, fmt.Errorf("%s: expected a scenario of at most %d MiB, found %d MiB", name, MaxFileSize>>20, st.Size()>>20)
@@ -176,7 +176,9 @@ func readScenarioFile(name string) ([]byte, error) {
 
 func readable(m fs.FileMode) bool { return m.IsRegular() || m&fs.ModeNamedPipe != 0 }
 
-func fileKind(m fs.FileMode) string {
+// FileKind names the kind of a file that is not a regular one, for a
+// message: "a directory", "a named pipe (FIFO)", "a device".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -186,6 +188,8 @@ func fileKind(m fs.FileMode) string {
 		return "a device"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
 	}
 	return "a special file"
 }

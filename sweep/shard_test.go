@@ -54,18 +54,7 @@ func params(n, k int) []any {
 // allocates nothing in proportion to a count a file claims.
 func TestMergeTreatsShardFilesAsUntrustedInput(t *testing.T) {
 	p := testPlan(t, func(s *Spec) { s.Seeds = 1 })
-	shard := func(i, n int) ShardFile {
-		sh := Shard{I: i, N: n}
-		runs, err := p.Execute(sh.Indices(p.Runs()), Options{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ShardJSON(p.Header, sh, runs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ShardFile{Name: sh.FileName(), Data: b}
-	}
+	shard := func(i, n int) ShardFile { return testShard(t, p, i, n) }
 	a0, a1 := shard(0, 2), shard(1, 2)
 	firstRun := func(key string, v any) func(m map[string]any) {
 		return func(m map[string]any) { m["runs"].([]any)[0].(map[string]any)[key] = v }

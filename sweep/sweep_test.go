@@ -127,19 +127,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	p := testPlan(t, func(s *Spec) { s.Seeds = 1 })
 	q := testPlan(t, func(s *Spec) { s.Seeds = 1; s.Metrics = []string{"rpc.failed"} })
-	shard := func(p *Plan, i, n int) ShardFile {
-		sh := Shard{I: i, N: n}
-		runs, err := p.Execute(sh.Indices(p.Runs()), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ShardJSON(p.Header, sh, runs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ShardFile{Name: sh.FileName(), Data: b}
-	}
-	a0, a1, b1 := shard(p, 0, 2), shard(p, 1, 2), shard(q, 1, 2)
+	a0, a1, b1 := testShard(t, p, 0, 2), testShard(t, p, 1, 2), testShard(t, q, 1, 2)
 	truncated := ShardFile{Name: "cut.json", Data: bytes.Replace(a1.Data, []byte(`"run": 3`), []byte(`"run": 1`), 1)}
 	for _, tt := range []struct {
 		name  string
@@ -159,6 +147,21 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	if _, err := Merge([]ShardFile{a1, a0}); err != nil {
 		t.Errorf("complete: %v", err)
 	}
+}
+
+// testShard runs shard i of n of the plan and returns its file.
+func testShard(t *testing.T, p *Plan, i, n int) ShardFile {
+	t.Helper()
+	sh := Shard{I: i, N: n}
+	runs, err := p.Execute(sh.Indices(p.Runs()), Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ShardJSON(p.Header, sh, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ShardFile{Name: sh.FileName(), Data: b}
 }
 
 // fixed is a header of one knob (4 values) and n seeds, metrics a and b,

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+
+	"github.com/xdssim/xdssim/scenarios"
 )
 
 // Every output is written where no reader sees it half-done. A file
@@ -77,11 +79,11 @@ func checkReplaceable(flag, name string) error {
 		if err != nil || t.Mode().IsRegular() {
 			return nil
 		}
-		return badInput("%s: is a symlink to %s, expected a file", refer(flag, name), fileKind(t.Mode()))
+		return badInput("%s: is a symlink to %s, expected a file", refer(flag, name), scenarios.FileKind(t.Mode()))
 	case st.IsDir():
 		return badInput("%s: is a directory, expected a file", refer(flag, name))
 	}
-	return badInput("%s: is %s; an output replaces only a regular file or a symlink", refer(flag, name), fileKind(st.Mode()))
+	return badInput("%s: is %s; an output replaces only a regular file or a symlink", refer(flag, name), scenarios.FileKind(st.Mode()))
 }
 
 // systemPath returns the system directory (/dev, /proc, /sys) that holds
@@ -93,23 +95,6 @@ func systemPath(p string) string {
 		}
 	}
 	return ""
-}
-
-// fileKind names the kind of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0, m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "a special file"
 }
 
 // checkOutputFile reports, before a run, whether an output file could be

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xdssim/xdssim/scenarios"
 )
 
 // A set of outputs (run's report.html and summary.json, with --metrics
@@ -162,7 +164,7 @@ func kindOf(m fs.FileMode) string {
 	if m.IsRegular() {
 		return "a file"
 	}
-	return fileKind(m)
+	return scenarios.FileKind(m)
 }
 
 // checkContents refuses an output directory that holds anything but files
@@ -179,7 +181,7 @@ func (d *outDir) checkContents() error {
 			continue
 		}
 		return badInput("%s: holds %s, %s: publishing the outputs replaces the directory whole, keeping only the files in it; give a directory of its own, such as %s",
-			refer(d.flag, d.name), e.Name(), fileKind(t), filepath.Join(d.name, "out"))
+			refer(d.flag, d.name), e.Name(), scenarios.FileKind(t), filepath.Join(d.name, "out"))
 	}
 	return nil
 }
@@ -501,7 +503,7 @@ func (d *outDir) carryOver(staging string, names, previous map[string]bool) erro
 			}
 		default:
 			return badInput("%s: holds %s, %s: publishing the outputs replaces the directory whole, keeping only the files in it; give a directory of its own",
-				refer(d.flag, d.name), n, fileKind(t))
+				refer(d.flag, d.name), n, scenarios.FileKind(t))
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return ioError{fmt.Errorf("writing %s: keeping %s: %w", d.name, n, unwrapPath(err)), keptPrevious}
@@ -577,7 +579,7 @@ func openRegular(name string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		fh.Close()
-		return nil, fmt.Errorf("%s: is %s, expected a regular file", name, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: is %s, expected a regular file", name, scenarios.FileKind(st.Mode()))
 	}
 	return fh, nil
 }
