@@ -520,3 +520,59 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestARenameTheFileSystemRefusesKeepsThePreviousSet: issue 27's
+// reproducer with a real refusal, an immutable output directory (chattr
+// +i, as root): run exits 1 saying the previous outputs are kept, and
+// they are, whole.
+func TestARenameTheFileSystemRefusesKeepsThePreviousSet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	scenario := tinyScenario(t)
+	if code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "1"); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	before, _ := snapshot(t, dir)
+	if err := exec.Command("chattr", "+i", dir).Run(); err != nil {
+		t.Skip("cannot make a directory immutable here (chattr +i needs root and a file system that has it):", err)
+	}
+	defer exec.Command("chattr", "-i", dir).Run()
+	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2")
+	if code != exitInternal || !strings.Contains(stderr, "replacing the directory: operation not permitted") || !strings.Contains(stderr, keptPrevious) {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	after, temps := snapshot(t, dir)
+	if !sameFiles(before, after) || len(temps) > 0 {
+		t.Errorf("the directory holds %v (temporaries %v), want the previous set %v", fileNames(after), temps, fileNames(before))
+	}
+}
+
+// TestAnImmutableOutputFileDoesNotStopTheNewSet: with report.html itself
+// immutable (issue 27's other reproducer), the new set is published
+// whole; the previous one, which cannot be removed, is left beside the
+// directory with a warning.
+func TestAnImmutableOutputFileDoesNotStopTheNewSet(t *testing.T) {
+	parent := t.TempDir()
+	dir, want := filepath.Join(parent, "out"), filepath.Join(parent, "want")
+	scenario := tinyScenario(t)
+	for _, d := range []struct{ dir, seed string }{{dir, "1"}, {want, "2"}} {
+		if code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", d.dir, "--seed", d.seed); code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+	}
+	report := filepath.Join(dir, "report.html")
+	if err := exec.Command("chattr", "+i", report).Run(); err != nil {
+		t.Skip("cannot make a file immutable here:", err)
+	}
+	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2")
+	left, _ := filepath.Glob(filepath.Join(parent, ".out.xdssim-new-*"))
+	for _, l := range left {
+		exec.Command("chattr", "-i", filepath.Join(l, "report.html")).Run()
+		os.RemoveAll(l)
+	}
+	exec.Command("chattr", "-i", report).Run()
+	got, _ := snapshot(t, dir)
+	new, _ := snapshot(t, want)
+	if code != exitOK || !sameFiles(got, new) || len(left) != 1 || !strings.Contains(stderr, "could not be removed: operation not permitted") {
+		t.Errorf("exit %d, the directory holds the new set: %v, left %v, stderr:\n%s", code, sameFiles(got, new), left, stderr)
+	}
+}
