@@ -253,6 +253,10 @@ defect = "route-retry"
 action = "delete_service"
 service = "echo"
 resources = ["listener"]
+[[change]]
+action = "scale_endpoints"
+service = "echo"
+count = 3
 [[backend]]
 action = "fail"
 service = "echo"
@@ -271,6 +275,10 @@ func concrete(path string) string {
 		p = "change[1].defect"
 	case path == "change[].resources":
 		p = "change[2].resources"
+	case path == "change[].count", path == "change[].first":
+		// A count or first past the endpoints is refused on its own
+		// (validateChangeRanges); a scale's is only bounded.
+		p = strings.Replace(p, "change[0]", "change[3]", 1)
 	}
 	switch path {
 	case "control_plane[].service[].endpoints":

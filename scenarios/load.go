@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/BurntSushi/toml"
@@ -39,6 +41,76 @@ type Source struct {
 	// embedded: the scenario is the library's; the files it names are
 	// the library's too.
 	embedded bool
+
+	// mu guards doc, the document decoded once: a sweep parses its
+	// scenario once per point and per run, with other overrides.
+	mu  sync.Mutex
+	doc *decoded
+}
+
+// decoded is a document decoded: its tree, which Parse copies before it
+// applies overrides, and where each of its keys stands; or why it is not a
+// TOML document.
+type decoded struct {
+	text  string
+	tree  map[string]any
+	index *tomlpos.Index
+	errs  ErrorList
+}
+
+// decode decodes the source's document, or returns the one decoded
+// already if Data is unchanged.
+func (src *Source) decode() *decoded {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.doc != nil && src.doc.text == string(src.Data) {
+		return src.doc
+	}
+	d := &decoded{text: string(src.Data)}
+	src.doc = d
+	if pos, ok := checkNesting(d.text); !ok {
+		d.errs = ErrorList{{File: src.File, Pos: pos,
+			Msg: fmt.Sprintf("malformed TOML: arrays and inline tables nested more than %d deep", maxNesting)}}
+		return d
+	}
+	if _, err := toml.Decode(d.text, &d.tree); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			d.errs = ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
+				Msg: "malformed TOML: " + pe.Message + bareDurationHint(d.text, pe.Position.Line)}}
+		} else {
+			d.errs = ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
+		}
+		return d
+	}
+	d.index = tomlpos.Locate(d.text)
+	return d
+}
+
+// copyTree copies a decoded TOML value deeply: its tables and arrays (the
+// rest are values).
+func copyTree(x any) any {
+	switch v := x.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = copyTree(e)
+		}
+		return m
+	case []map[string]any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			out[i] = copyTree(e).(map[string]any)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyTree(e)
+		}
+		return out
+	}
+	return x
 }
 
 // Open finds a scenario by reference: a path to a TOML file, or the name
@@ -82,7 +154,7 @@ func readScenarioFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
 	}
 	if !readable(st.Mode()) {
-		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: expected a regular file, found %s", name, FileKind(st.Mode()))
 	}
 	if st.Size() > MaxFileSize {
 		return nil, fmt.Errorf("%s: expected a scenario of at most %d MiB, found %d MiB", name, MaxFileSize>>20, st.Size()>>20)
@@ -108,7 +180,9 @@ func readScenarioFile(name string) ([]byte, error) {
 
 func readable(m fs.FileMode) bool { return m.IsRegular() || m&fs.ModeNamedPipe != 0 }
 
-func fileKind(m fs.FileMode) string {
+// FileKind names the kind of a file that is not a regular one, for a
+// message: "a directory", "a named pipe (FIFO)", "a device".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -118,6 +192,8 @@ func fileKind(m fs.FileMode) string {
 		return "a device"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
 	}
 	return "a special file"
 }
@@ -208,21 +284,15 @@ func bareDurationHint(doc string, line int) string {
 // the file. Every problem found is returned together, as an ErrorList.
 func Parse(src *Source, overrides []string) (*Scenario, error) {
 	p := &problems{file: src.File, overrides: map[string]string{}, bad: map[string]bool{}}
-	doc := string(src.Data)
-	if pos, ok := checkNesting(doc); !ok {
-		return nil, ErrorList{{File: src.File, Pos: pos,
-			Msg: fmt.Sprintf("malformed TOML: arrays and inline tables nested more than %d deep", maxNesting)}}
+	d := src.decode()
+	if d.errs != nil {
+		return nil, slices.Clone(d.errs)
 	}
-	var tree map[string]any
-	if _, err := toml.Decode(doc, &tree); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, ErrorList{{File: src.File, Pos: tomlpos.Position{Line: pe.Position.Line, Col: pe.Position.Col},
-				Msg: "malformed TOML: " + pe.Message + bareDurationHint(doc, pe.Position.Line)}}
-		}
-		return nil, ErrorList{{File: src.File, Msg: "malformed TOML: " + err.Error()}}
+	tree, _ := copyTree(d.tree).(map[string]any)
+	if tree == nil {
+		tree = map[string]any{}
 	}
-	p.index = tomlpos.Locate(doc)
+	p.index = d.index
 	for _, o := range overrides {
 		applyOverride(p, tree, o)
 	}

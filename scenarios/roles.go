@@ -12,6 +12,22 @@ import (
 // vary: a malformed path, the run's seed (a sweep's seeds are its own),
 // and the [sweep] table itself.
 func NormalizeKey(key string) (string, error) {
+	norm, err := CanonicalKey(key)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case norm == "seed":
+		return "", fmt.Errorf("the seed is not a param: a sweep runs every point on its own seeds (--seeds, sweep.seeds)")
+	case norm == "sweep" || strings.HasPrefix(norm, "sweep.") || strings.HasPrefix(norm, "sweep["):
+		return "", fmt.Errorf("%s is part of the sweep itself, not of the scenario it varies", key)
+	}
+	return norm, nil
+}
+
+// CanonicalKey writes a key's path one way, quoted parts unquoted where
+// they are bare keys: `"seed"` is seed.
+func CanonicalKey(key string) (string, error) {
 	parts, err := splitPath(key)
 	if err != nil {
 		return "", fmt.Errorf("malformed key %q: %v", key, err)
@@ -30,14 +46,7 @@ func NormalizeKey(key string) (string, error) {
 			b.WriteString("[" + strconv.Itoa(p.index) + "]")
 		}
 	}
-	norm := b.String()
-	switch {
-	case norm == "seed":
-		return "", fmt.Errorf("the seed is not a param: a sweep runs every point on its own seeds (--seeds, sweep.seeds)")
-	case norm == "sweep" || strings.HasPrefix(norm, "sweep.") || strings.HasPrefix(norm, "sweep["):
-		return "", fmt.Errorf("%s is part of the sweep itself, not of the scenario it varies", key)
-	}
-	return norm, nil
+	return b.String(), nil
 }
 
 // policyKeys are the keys, with every index written [], whose values an

@@ -316,11 +316,18 @@ type checker struct {
 // metricPaths returns the paths of the figures a run of s reports (see
 // fleet.MetricPaths), sorted. Only a scenario without errors in the
 // parts a fleet config reads may ask.
+// MetricPaths lists the summary.json paths a run of the scenario
+// reports, sorted.
+func (s *Scenario) MetricPaths() []string {
+	cfg := s.fleetConfig()
+	paths := fleet.MetricPaths(&cfg)
+	slices.Sort(paths)
+	return paths
+}
+
 func (c *checker) metricPaths(s *Scenario) []string {
 	if c.paths == nil {
-		cfg := s.FleetConfig()
-		c.paths = fleet.MetricPaths(&cfg)
-		slices.Sort(c.paths)
+		c.paths = s.MetricPaths()
 	}
 	return c.paths
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -279,6 +280,101 @@ func (s *Scenario) validateChangeTarget(c *checker, p string, action fleet.Chang
 		}
 	}
 	c.check(found || names == nil, p+".cluster", "service %q has no cluster %q (clusters: %s)", ch.Service, ch.Cluster, strings.Join(names, ", "))
+}
+
+// validateChangeRanges checks that each endpoint change names endpoints the
+// cluster has when it comes: drain_endpoints at most as many as it has,
+// set_health and replace_endpoints first + count within them. The counts
+// follow the changes in time order (scale_endpoints sets one;
+// restore_service gives back the server's configured one), server by
+// server. The model refuses such a change when it comes
+// (controlplane.Server.SetEndpointHealth, ReplaceEndpoints,
+// DrainEndpoints) and the run skips it: so it is refused here instead.
+func (s *Scenario) validateChangeRanges(c *checker) {
+	type at struct {
+		server           int
+		service, cluster string
+	}
+	initial := func(k at) (int, bool) {
+		for _, svc := range s.ControlPlanes[k.server].Services {
+			if svc.Name != k.service {
+				continue
+			}
+			if len(svc.Clusters) == 0 {
+				return endpointCount(svc.Endpoints, svc.Localities), k.cluster == svc.clusterNames()[0]
+			}
+			for _, cl := range svc.Clusters {
+				if cl.Name == k.cluster {
+					return endpointCount(cl.Endpoints, cl.Localities), true
+				}
+			}
+		}
+		return 0, false
+	}
+	order := make([]int, len(s.Changes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.Changes[a].At, s.Changes[b].At) })
+	counts := map[at]int{}
+	for _, i := range order {
+		ch := &s.Changes[i]
+		action, _ := fleet.ParseChangeAction(ch.Action)
+		p := fmt.Sprintf("change[%d]", i)
+		servers := ch.Servers
+		if len(servers) == 0 {
+			for _, cp := range s.ControlPlanes {
+				servers = append(servers, cp.Name)
+			}
+		}
+		for _, name := range servers {
+			k := at{server: s.controlPlaneIndex(name), service: ch.Service, cluster: ch.Cluster}
+			if k.server < 0 {
+				continue
+			}
+			if k.cluster == "" {
+				for _, svc := range s.ControlPlanes[k.server].Services {
+					if svc.Name == ch.Service {
+						k.cluster = svc.clusterNames()[0]
+					}
+				}
+			}
+			n, ok := counts[k]
+			if !ok {
+				if n, ok = initial(k); !ok {
+					continue // the server does not serve it: the change passes it by
+				}
+			}
+			when := fmt.Sprintf("at %s", ch.At)
+			switch action {
+			case fleet.ScaleEndpoints:
+				n = ch.Count
+			case fleet.RestoreService:
+				if len(ch.Resources) == 0 {
+					n, _ = initial(k)
+				}
+			case fleet.DrainEndpoints:
+				c.check(ch.Count <= n, p+".count", "drains %d endpoints of cluster %s on %s, which has %d %s", ch.Count, k.cluster, name, n, when)
+			case fleet.SetHealth, fleet.ReplaceEndpoints:
+				c.check(ch.First+ch.Count <= n, p+".count", "endpoints %d to %d (first = %d, count = %d) of cluster %s on %s: it has %d (0 to %d) %s",
+					ch.First, ch.First+ch.Count-1, ch.First, ch.Count, k.cluster, name, n, n-1, when)
+			}
+			counts[k] = n
+		}
+	}
+}
+
+// endpointCount is the number of endpoints of a cluster: the sum of its
+// localities' when it has localities.
+func endpointCount(n int, locs []Locality) int {
+	if len(locs) == 0 {
+		return n
+	}
+	sum := 0
+	for _, l := range locs {
+		sum += l.Endpoints
+	}
+	return sum
 }
 
 // validateStarts checks a group's start schedule: a spread, a stagger or

@@ -134,3 +134,39 @@ action = "down"
 		t.Errorf("the server does not build: %v", err)
 	}
 }
+
+// TestEndpointChangesNameEndpointsTheClusterHas: a set_health, drain or
+// replace of endpoints the cluster does not have when the change comes
+// used to pass validate, and the run skipped it in silence
+// (controlplane.Server.SetEndpointHealth refuses it); the counts follow
+// scale_endpoints and restore_service in time order.
+func TestEndpointChangesNameEndpointsTheClusterHas(t *testing.T) {
+	change := func(at, action, rest string) string {
+		return "[[change]]\nat = \"" + at + "\"\naction = \"" + action + "\"\nservice = \"shop\"\n" + rest
+	}
+	doc := func(changes ...string) string {
+		return splitService + "[[fleet.group]]\nclients = 1\n" + strings.Join(changes, "")
+	}
+	for _, tt := range []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"set_health past the endpoints", doc(change("1m", "set_health", "first = 2\ncount = 2\nhealth = \"UNHEALTHY\"\n")),
+			[]string{`s.toml:19:9: change[0].count: endpoints 2 to 3 (first = 2, count = 2) of cluster stable on primary: it has 3 (0 to 2) at 1m0s`}},
+		{"draining more than there are", doc(change("1m", "drain_endpoints", "cluster = \"canary\"\ncount = 2\n")),
+			[]string{`s.toml:19:9: change[0].count: drains 2 endpoints of cluster canary on primary, which has 1 at 1m0s`}},
+		{"replacing past the endpoints", doc(change("1m", "replace_endpoints", "count = 4\n")),
+			[]string{`s.toml:18:9: change[0].count: endpoints 0 to 3 (first = 0, count = 4) of cluster stable on primary: it has 3 (0 to 2) at 1m0s`}},
+		{"set_health before the scale that adds them", doc(change("2m", "scale_endpoints", "count = 10\n"), change("1m", "set_health", "first = 5\ncount = 3\nhealth = \"DRAINING\"\n")),
+			[]string{`s.toml:24:9: change[1].count: endpoints 5 to 7 (first = 5, count = 3) of cluster stable on primary: it has 3 (0 to 2) at 1m0s`}},
+		{"draining after restore_service gave back 3", doc(change("1m", "scale_endpoints", "count = 10\n"), change("2m", "restore_service", ""), change("3m", "drain_endpoints", "count = 5\n")),
+			[]string{`s.toml:27:9: change[2].count: drains 5 endpoints of cluster stable on primary, which has 3 at 3m0s`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { wantErrors(t, tt.doc, tt.want) })
+	}
+	if _, err := parse(t, doc(change("1m", "scale_endpoints", "count = 10\n"), change("2m", "set_health", "first = 5\ncount = 5\nhealth = \"DRAINING\"\n"),
+		change("3m", "drain_endpoints", "count = 10\n"))); err != nil {
+		t.Errorf("endpoints a scale added: %v", err)
+	}
+}

@@ -18,6 +18,10 @@ import (
 // must ask for it with what_if = true, and the summary and the report list
 // it (docs/architecture.md, "Faithful by default, what-if by name").
 
+// WhatIfs lists the scenario's hypothetical settings, as FleetConfig's
+// WhatIf does, without building the rest of the config.
+func (s *Scenario) WhatIfs() []fleet.WhatIf { return s.whatIfs() }
+
 // whatIfs returns the settings of s that no shipping client can be
 // configured to have, in the order they stand in the scenario.
 func (s *Scenario) whatIfs() []fleet.WhatIf {

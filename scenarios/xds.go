@@ -456,6 +456,9 @@ func (s *Scenario) validateXDS(c *checker) {
 			c.check(!c.given(p+".health"), p+".health", "is only used by action = \"set_health\"")
 		}
 	}
+	if len(c.p.errs) == 0 {
+		s.validateChangeRanges(c)
+	}
 	s.validateMethods(c)
 }
 
@@ -526,6 +529,14 @@ func (d Dist) sim() sim.Dist {
 
 // FleetConfig returns the world to build for this (valid) scenario.
 func (s *Scenario) FleetConfig() fleet.Config {
+	cfg := s.fleetConfig()
+	cfg.Resolved = s.TOML()
+	return cfg
+}
+
+// fleetConfig is FleetConfig without Resolved, whose encoding is most of
+// its cost: what validation needs (the metric paths a run reports).
+func (s *Scenario) fleetConfig() fleet.Config {
 	cfg := fleet.Config{
 		Name:           s.Name,
 		Description:    s.Description,
@@ -533,7 +544,6 @@ func (s *Scenario) FleetConfig() fleet.Config {
 		Duration:       s.Duration,
 		SampleInterval: s.SampleInterval,
 		Link:           network.LinkConfig{Latency: s.Network.Latency.sim()},
-		Resolved:       s.TOML(),
 		WhatIf:         s.whatIfs(),
 	}
 	for _, cp := range s.ControlPlanes {

@@ -10,7 +10,9 @@
 // Shrinking is deterministic: the runs are, the candidates are tried in a
 // fixed order, and although a batch of candidates runs in parallel, the
 // one kept is always the first in order that fails, whatever finishes
-// first.
+// first, and the runs counted against the budget are those one worker
+// would make: the result and its count of runs do not depend on the
+// number of workers.
 package shrink
 
 import (
@@ -94,13 +96,17 @@ func Shrink(s *scenarios.Scenario, opt Options) (*scenarios.Scenario, Stats, err
 	}
 }
 
-// firstFailing runs the candidates in order, a batch of opt.Workers at a
-// time, and returns the first that fails, with the runs it took; it runs
-// at most budget of them.
+// firstFailing tries the candidates in order and returns the first that
+// fails, with the runs it counts: the candidates up to and including that
+// one (all of them when none fails), at most budget. Batches of
+// opt.Workers run at once, but a candidate after the first failing one in
+// its batch was run only ahead of time and is not counted: what is tried,
+// counted and kept is what one worker would, so that shrinking does not
+// depend on the number of cores.
 func firstFailing(cands []candidate, opt Options, budget int) (*candidate, int, error) {
-	runs := 0
-	for lo := 0; lo < len(cands) && runs < budget; lo += opt.Workers {
-		hi := min(lo+opt.Workers, len(cands), lo+budget-runs)
+	cands = cands[:min(len(cands), max(budget, 0))]
+	for lo := 0; lo < len(cands); lo += opt.Workers {
+		hi := min(lo+opt.Workers, len(cands))
 		fails := make([]bool, hi-lo)
 		errs := make([]error, hi-lo)
 		var wg sync.WaitGroup
@@ -112,17 +118,16 @@ func firstFailing(cands []candidate, opt Options, budget int) (*candidate, int, 
 			}()
 		}
 		wg.Wait()
-		runs += hi - lo
 		for i := range fails {
 			if errs[i] != nil {
-				return nil, runs, errs[i]
+				return nil, lo + i + 1, errs[i]
 			}
 			if fails[i] {
-				return &cands[lo+i], runs, nil
+				return &cands[lo+i], lo + i + 1, nil
 			}
 		}
 	}
-	return nil, runs, nil
+	return nil, len(cands), nil
 }
 
 // clone returns an independent copy of s, read back from its resolved

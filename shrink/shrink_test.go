@@ -104,3 +104,40 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 		t.Errorf("stats %+v, want 3 runs, exhausted", st)
 	}
 }
+
+// TestShrinkDoesNotDependOnTheWorkers: the candidates are tried, and
+// counted, in one order, whatever runs at the same time; so a budget of
+// runs ends at the same candidate, and the result and its "in N runs" are
+// the same with 1, 2 or 4 workers (issue 27: shrink --max-runs 5 gave
+// 2m30s on one core and 5m0s on two).
+func TestShrinkDoesNotDependOnTheWorkers(t *testing.T) {
+	s, err := scenarios.Parse(&scenarios.Source{File: "big.toml", Name: "big", Data: []byte(big)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails := func(c *scenarios.Scenario) (bool, error) {
+		for _, g := range c.Fleet.Groups {
+			if g.Name == "b" && g.Clients >= 3 {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	for _, maxRuns := range []int{1, 2, 3, 5, 8, 13, 0} {
+		var want string
+		var wantStats Stats
+		for _, workers := range []int{1, 2, 4} {
+			small, st, err := Shrink(s, Options{Fails: fails, Workers: workers, MaxRuns: maxRuns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if workers == 1 {
+				want, wantStats = small.TOML(), st
+				continue
+			}
+			if small.TOML() != want || st != wantStats {
+				t.Errorf("--max-runs %d: %d workers give %+v, 1 worker %+v (or another scenario)", maxRuns, workers, st, wantStats)
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -54,6 +56,9 @@ type ParamInfo struct {
 // so that merged shards give what one sweep gives.
 type Header struct {
 	Scenario string `json:"scenario"`
+	// ScenarioSHA256 is the SHA-256 of the scenario as resolved with
+	// Sets (its TOML): shards of one sweep have the same.
+	ScenarioSHA256 string `json:"scenario_sha256"`
 	// Sets are the --set overrides every run has, before its point's.
 	Sets   []string    `json:"sets"`
 	Params []ParamInfo `json:"params"`
@@ -81,25 +86,42 @@ type Header struct {
 	ExactRPCs bool `json:"exact_rpcs,omitempty"`
 }
 
-// Plan is a resolved sweep: every point of its grid checked, ready to run.
+// Plan is a resolved sweep, ready to run once Check has checked every
+// point of its grid.
 type Plan struct {
 	Header
 	src *scenarios.Source
-	// Worst is the largest estimate of one run over the points.
+	// Worst is the largest estimate of one run over the points (set by
+	// Check).
 	Worst scenarios.Estimate
 }
 
-// NewPlan resolves spec over the scenario src with the overrides sets.
-// Every point of the grid is parsed and validated before anything runs; a
-// point whose values the scenario refuses is an error naming the point.
-// The scenario's own seed is the first seed.
+// NewPlan resolves spec over the scenario src with the overrides sets
+// (Resolve) and checks every point of the grid (Check) before anything
+// runs.
 func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
+	p, err := Resolve(src, sets, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Check(Options{}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Resolve resolves spec over the scenario src with the overrides sets:
+// the header of the sweep, its grid's size checked for overflow and
+// against the most runs a sweep may have, before anything is planned. It
+// parses the scenario once; Check parses each point. The scenario's own
+// seed is the first seed.
+func Resolve(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	base, err := scenarios.Parse(src, sets)
 	if err != nil {
 		return nil, err
 	}
-	if spec.Seeds < 1 {
-		return nil, fmt.Errorf("sweep: expected at least one seed, found %d", spec.Seeds)
+	if spec.Seeds < 1 || spec.Seeds > maxSeeds {
+		return nil, fmt.Errorf("sweep: expected from 1 to %d seeds, found %d", maxSeeds, spec.Seeds)
 	}
 	if spec.Risk == 0 {
 		spec.Risk = scenarios.DefaultRisk
@@ -107,10 +129,11 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	if spec.Indifference.Value == 0 {
 		spec.Indifference = scenarios.DefaultIndifference
 	}
-	cfg := base.FleetConfig()
-	paths := append(fleet.MetricPaths(&cfg), fleet.HeaderPaths...)
+	paths := append(base.MetricPaths(), fleet.HeaderPaths...)
 	p := &Plan{src: src}
 	p.Scenario = base.Name
+	sum := sha256.Sum256([]byte(base.TOML()))
+	p.ScenarioSHA256 = hex.EncodeToString(sum[:])
 	p.Sets = slices.Clone(sets)
 	if p.Sets == nil {
 		p.Sets = []string{}
@@ -119,11 +142,13 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	if p.MaxSeeds == 0 {
 		p.MaxSeeds = max(spec.Seeds, SeedsToDecide(spec.Risk))
 	}
-	if p.MaxSeeds < spec.Seeds {
-		return nil, fmt.Errorf("sweep: expected at most as many seeds (%d) as the most a point may get (%d)", spec.Seeds, p.MaxSeeds)
+	if p.MaxSeeds < spec.Seeds || p.MaxSeeds > maxSeeds {
+		return nil, fmt.Errorf("sweep: expected as many seeds at most (%d) as at first (%d), and at most %d", p.MaxSeeds, spec.Seeds, maxSeeds)
 	}
-	if base.Seed > math.MaxUint64-uint64(p.MaxSeeds) {
-		return nil, fmt.Errorf("sweep: the seeds from %d on, %d of them, pass the largest seed, %d", base.Seed, p.MaxSeeds, uint64(math.MaxUint64))
+	// A seed is a TOML integer: every seed a point may get must be one,
+	// checked here rather than when a run is made with it.
+	if base.Seed > math.MaxInt64-uint64(p.MaxSeeds-1) {
+		return nil, fmt.Errorf("sweep: seed: the seeds from %d on, up to %d of them, pass the largest seed, %d", base.Seed, p.MaxSeeds, int64(math.MaxInt64))
 	}
 	for i := range spec.Seeds {
 		p.Seeds = append(p.Seeds, base.Seed+uint64(i))
@@ -175,6 +200,11 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 			return nil, fmt.Errorf("sweep: param %s is given twice (as %s and %s)", norm, other, pm.Key)
 		}
 		seen[norm] = pm.Key
+		for i, v := range pm.Values {
+			if k := slices.Index(pm.Values, v); k < i {
+				return nil, fmt.Errorf("sweep: param %s: the value %s is given twice", pm.Key, v)
+			}
+		}
 		role := pm.Role
 		if role == "" {
 			role = scenarios.KeyRole(pm.Key)
@@ -184,42 +214,103 @@ func NewPlan(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	if p.Params == nil {
 		p.Params = []ParamInfo{}
 	}
-	// The grid's size, checked for overflow value by value, before
-	// anything is planned.
+	if _, err := gridSize(p.Params, p.MaxSeeds); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// gridSize returns the number of points of the grid of params, checked
+// for overflow value by value, and refuses a grid whose points × maxSeeds
+// runs are more than a sweep may have.
+func gridSize(params []ParamInfo, maxSeeds int) (int, error) {
 	points := 1
-	for _, pm := range p.Params {
+	for _, pm := range params {
+		if len(pm.Values) == 0 {
+			return 0, fmt.Errorf("sweep: param %s has no values", pm.Key)
+		}
 		if points > maxRuns/len(pm.Values) {
-			return nil, fmt.Errorf("sweep: the grid has more than %d points; at most %d runs", maxRuns, maxRuns)
+			return 0, fmt.Errorf("sweep: the grid has more than %d points (%s): at most %d runs", maxRuns, gridText(params), maxRuns)
 		}
 		points *= len(pm.Values)
 	}
-	if points > maxRuns/p.MaxSeeds {
-		return nil, fmt.Errorf("sweep: %d points × up to %d seeds is more than %d runs; at most %d", points, p.MaxSeeds, maxRuns, maxRuns)
+	if maxSeeds < 1 || points > maxRuns/maxSeeds {
+		return 0, fmt.Errorf("sweep: %d points × up to %d seeds is more than %d runs; at most %d", points, maxSeeds, maxRuns, maxRuns)
 	}
-	// Check every point, and label each param by what its values need.
-	var errs []error
-	for pt := range p.Points() {
-		s, err := scenarios.Parse(src, p.PointSets(pt))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("sweep point %d (%s): %w", pt, strings.Join(p.pointSets(pt), " "), err))
-			if len(errs) == 5 {
-				break
-			}
-			continue
+	return points, nil
+}
+
+// gridText says how many values each param has: "512 × 512 × 3".
+func gridText(params []ParamInfo) string {
+	var out []string
+	for i, pm := range params {
+		if i == 8 {
+			out = append(out, fmt.Sprintf("… (%d params)", len(params)))
+			break
 		}
-		p.Worst = p.Worst.Max(s.Estimate())
-		for _, w := range s.FleetConfig().WhatIf {
-			for i := range p.Params {
-				if k := p.Params[i].Key; w.Key == k || strings.HasPrefix(w.Key, k+".") {
-					p.Params[i].Label, p.Params[i].Why = WhatIf, w.Why
+		out = append(out, strconv.Itoa(len(pm.Values)))
+	}
+	return strings.Join(out, " × ") + " values"
+}
+
+// checkBlock is how many points Check parses between two looks at the
+// errors so far.
+const checkBlock = 256
+
+// Check parses and validates every point of the grid before anything
+// runs, on a pool of o.Workers, calling o.Progress as points are done; a
+// point whose values the scenario refuses is an error naming the point
+// (the first five, in order). It sets Worst and labels each param by what
+// its values need (WhatIf when some value is hypothetical). What it finds
+// does not depend on the number of workers.
+func (p *Plan) Check(o Options) error {
+	total := p.Points()
+	type checked struct {
+		err    error
+		est    scenarios.Estimate
+		whatIf []fleet.WhatIf
+	}
+	var errs []error
+	done := 0
+	for lo := 0; lo < total && len(errs) < 5; lo += checkBlock {
+		hi := min(lo+checkBlock, total)
+		block := make([]checked, hi-lo)
+		bo := Options{Workers: o.Workers}
+		if o.Progress != nil {
+			bo.Progress = func(d, _ int) { o.Progress(done+d, total) }
+		}
+		forEach(hi-lo, bo, func(k int) error {
+			pt := lo + k
+			s, err := scenarios.Parse(p.src, p.PointSets(pt))
+			if err != nil {
+				block[k].err = fmt.Errorf("sweep point %d (%s): %w", pt, strings.Join(p.pointSets(pt), " "), err)
+				return nil
+			}
+			block[k].est, block[k].whatIf = s.Estimate(), s.WhatIfs()
+			return nil
+		})
+		done = hi
+		for _, c := range block {
+			if c.err != nil {
+				if len(errs) < 5 {
+					errs = append(errs, c.err)
+				}
+				continue
+			}
+			p.Worst = p.Worst.Max(c.est)
+			for _, w := range c.whatIf {
+				for i := range p.Params {
+					if k := p.Params[i].Key; w.Key == k || strings.HasPrefix(w.Key, k+".") {
+						p.Params[i].Label, p.Params[i].Why = WhatIf, w.Why
+					}
 				}
 			}
 		}
 	}
 	if len(errs) > 0 {
-		return nil, PointError{errors.Join(errs...)}
+		return PointError{errors.Join(errs...)}
 	}
-	return p, nil
+	return nil
 }
 
 // PointError is a point of the grid that the scenario refuses: bad input.
@@ -230,6 +321,9 @@ func (e PointError) Unwrap() error { return e.Err }
 
 // maxRuns bounds the runs of one sweep.
 const maxRuns = 10_000_000
+
+// maxSeeds bounds the seeds of one point (sweep.seeds and --max-seeds).
+const maxSeeds = 10_000
 
 // Points is the number of points of the grid.
 func (h *Header) Points() int {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -126,19 +127,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	p := testPlan(t, func(s *Spec) { s.Seeds = 1 })
 	q := testPlan(t, func(s *Spec) { s.Seeds = 1; s.Metrics = []string{"rpc.failed"} })
-	shard := func(p *Plan, i, n int) ShardFile {
-		sh := Shard{I: i, N: n}
-		runs, err := p.Execute(sh.Indices(p.Runs()), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ShardJSON(p.Header, sh, runs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ShardFile{Name: sh.FileName(), Data: b}
-	}
-	a0, a1, b1 := shard(p, 0, 2), shard(p, 1, 2), shard(q, 1, 2)
+	a0, a1, b1 := testShard(t, p, 0, 2), testShard(t, p, 1, 2), testShard(t, q, 1, 2)
 	truncated := ShardFile{Name: "cut.json", Data: bytes.Replace(a1.Data, []byte(`"run": 3`), []byte(`"run": 1`), 1)}
 	for _, tt := range []struct {
 		name  string
@@ -158,6 +147,21 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	if _, err := Merge([]ShardFile{a1, a0}); err != nil {
 		t.Errorf("complete: %v", err)
 	}
+}
+
+// testShard runs shard i of n of the plan and returns its file.
+func testShard(t *testing.T, p *Plan, i, n int) ShardFile {
+	t.Helper()
+	sh := Shard{I: i, N: n}
+	runs, err := p.Execute(sh.Indices(p.Runs()), Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ShardJSON(p.Header, sh, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ShardFile{Name: sh.FileName(), Data: b}
 }
 
 // fixed is a header of one knob (4 values) and n seeds, metrics a and b,
@@ -429,5 +433,37 @@ func TestAddedSeedsDoNotDependOnWorkers(t *testing.T) {
 		} else if !bytes.Equal(got, want) {
 			t.Errorf("%d workers give other outputs than 1", workers)
 		}
+	}
+}
+
+// TestCheckNamesTheFirstBadPointsWhateverTheWorkers: Check runs on a pool,
+// but the points it names are the first five the scenario refuses, in
+// order, and the labels and estimate it finds are the same with 1 worker
+// or 3.
+func TestCheckNamesTheFirstBadPointsWhateverTheWorkers(t *testing.T) {
+	src, err := scenarios.Open("testdata/outage.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fractions []string
+	for i := range 600 {
+		fractions = append(fractions, fmt.Sprint(0.1+float64(i%300)/1000+float64(i/300)*5))
+	}
+	spec := Spec{Seeds: 1, MaxSeeds: 1, Params: []Param{{Key: "fleet.restart[0].fraction", Values: fractions}}}
+	var msgs []string
+	for _, workers := range []int{1, 3} {
+		p, err := Resolve(src, nil, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Check(Options{Workers: workers})
+		if err == nil {
+			t.Fatal("Check accepted fractions above 1")
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] || !strings.HasPrefix(msgs[0], "sweep point 300 (fleet.restart[0].fraction=5.1)") || strings.Count(msgs[0], "sweep point") != 5 ||
+		!strings.Contains(msgs[0], "sweep point 304 ") {
+		t.Errorf("1 worker:\n%s\n3 workers:\n%s", msgs[0], msgs[1])
 	}
 }

@@ -119,7 +119,7 @@ func exitCode(stderr io.Writer, cmd func() error) (code int) {
 		fmt.Fprintf(stderr, "xdssim: %v\n", err)
 		return exitInput
 	case errors.As(err, &ioErr):
-		fmt.Fprintf(stderr, "xdssim: %v (the file system refused the output; the previous outputs are kept)\n", err)
+		fmt.Fprintf(stderr, "xdssim: %v (the file system refused the output; %s)\n", err, ioErr.kept)
 		return exitInternal
 	default:
 		fmt.Fprintf(stderr, "xdssim: internal error: %v\n%s\n", err, reportRequest)
@@ -209,10 +209,13 @@ func (s setFlag) Set(v string) error { *s.sets = append(*s.sets, v); return nil 
 
 // addFlag takes --add key={...} as the override "key+={...}", which
 // scenarios.Parse reads as appending an element to the array of tables.
-type addFlag struct{ add func(string) }
+// addFlag is --add: each value given is passed to raw as it is, and to add
+// as the override it stands for.
+type addFlag struct{ add, raw func(string) }
 
 func (a addFlag) String() string { return "" }
 func (a addFlag) Set(v string) error {
+	a.raw(v)
 	key, val, _ := strings.Cut(v, "=") // a missing table is Parse's error, naming the --add
 	a.add(strings.TrimSpace(key) + "+=" + val)
 	return nil
@@ -226,7 +229,8 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.seed, "seed", "", "")
 	fs.Var(setFlag{&f.sets}, "set", "")
-	fs.Var(addFlag{func(v string) { f.sets = append(f.sets, v) }}, "add", "")
+	var adds []string
+	fs.Var(addFlag{add: func(v string) { f.sets = append(f.sets, v) }, raw: func(v string) { adds = append(adds, v) }}, "add", "")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "")
 	fs.StringVar(&f.memprofile, "memprofile", "", "")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "")
@@ -251,11 +255,26 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 		args = args[1:]
 	}
 	f.given = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	for _, name := range []string{"out", "cpuprofile", "memprofile", "metrics"} {
-		if f.given[name] && f.pathFlag(name) == "" {
-			return nil, badInput("--%s: expected a path, found an empty value", name)
+	var empty string
+	fs.Visit(func(fl *flag.Flag) {
+		f.given[fl.Name] = true
+		if _, isBool := fl.Value.(interface{ IsBoolFlag() bool }); !isBool && fl.Value.String() == "" && fl.Name != "set" && fl.Name != "add" && empty == "" {
+			empty = fl.Name
 		}
+	})
+	if slices.Contains(f.sets, "") {
+		empty = "set"
+	}
+	if slices.Contains(adds, "") && empty == "" {
+		empty = "add"
+	}
+	// An empty value is never the default.
+	switch empty {
+	case "":
+	case "out", "cpuprofile", "memprofile", "metrics":
+		return nil, badInput("--%s: expected a path, found an empty value", empty)
+	default:
+		return nil, badInput("--%s: expected a value, found an empty one", empty)
 	}
 	sets, err := seedOverride(f.given["seed"], f.seed, f.sets)
 	if err != nil {
@@ -263,21 +282,6 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	}
 	f.sets = sets
 	return f, nil
-}
-
-// pathFlag returns the value of a flag that names a path.
-func (f *runFlags) pathFlag(name string) string {
-	switch name {
-	case "out":
-		return f.out
-	case "cpuprofile":
-		return f.cpuprofile
-	case "memprofile":
-		return f.memprofile
-	case "metrics":
-		return f.metrics
-	}
-	return ""
 }
 
 // seedOverride turns --seed N into the override seed=N after the --set
@@ -292,11 +296,19 @@ func seedOverride(given bool, seed string, sets []string) ([]string, error) {
 		return nil, badInput("--seed %q: expected an integer from 0 to %d", seed, int64(math.MaxInt64))
 	}
 	for _, o := range sets {
-		if key, _, _ := strings.Cut(o, "="); strings.TrimSpace(key) == "seed" {
+		if setsSeed(o) {
 			return nil, badInput("--seed %s and --set %s both set the seed: give one", seed, o)
 		}
 	}
 	return append(slices.Clone(sets), "seed="+strconv.FormatUint(n, 10)), nil
+}
+
+// setsSeed reports whether the override o sets the seed, however its key
+// is spelled ("seed", " seed ", "\"seed\"").
+func setsSeed(o string) bool {
+	key, _, _ := strings.Cut(o, "=")
+	norm, err := scenarios.CanonicalKey(strings.TrimSpace(key))
+	return err == nil && norm == "seed"
 }
 
 // load finds and parses the scenario named by the positional arguments,
@@ -439,15 +451,35 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		out = filepath.Join("xdssim-out", s.Name)
 	}
 	// Every output path is checked before the run, not after it.
-	if err := checkWritable("out", out, true); err != nil {
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
 		return err
 	}
-	for _, o := range []struct{ flag, name string }{{"metrics", f.metrics}, {"memprofile", f.memprofile}, {"cpuprofile", f.cpuprofile}} {
+	set := []output{{name: "report.html"}, {name: "series.csv"}, {name: "summary.json"}}
+	// --metrics in the output directory is a file of the set; elsewhere,
+	// a file of its own, written once the set is published.
+	var external []output
+	outs := []namedPath{{"", filepath.Join(out, "report.html")}, {"", filepath.Join(out, "series.csv")}, {"", filepath.Join(out, "summary.json")}, {"", filepath.Join(out, manifestName)}}
+	if f.given["metrics"] {
+		outs = append(outs, namedPath{"metrics", f.metrics})
+		if name, ok := dir.contains(f.metrics); ok {
+			set = append(set, output{name: name})
+		} else if err := checkOutputFile("metrics", f.metrics); err != nil {
+			return err
+		} else {
+			external = append(external, output{flag: "metrics", name: f.metrics})
+		}
+	}
+	for _, o := range []struct{ flag, name string }{{"memprofile", f.memprofile}, {"cpuprofile", f.cpuprofile}} {
 		if f.given[o.flag] {
-			if err := checkWritable(o.flag, o.name, false); err != nil {
+			outs = append(outs, namedPath{o.flag, o.name})
+			if err := checkOutputFile(o.flag, o.name); err != nil {
 				return err
 			}
 		}
+	}
+	if err := checkDistinct(outs); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d\n", s.Name, s.Seed)
 	if !f.quiet {
@@ -499,19 +531,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	expectations := viz.Evaluate(res, s.Expect)
 	report := filepath.Join(out, "report.html")
-	files := []string{report, filepath.Join(out, "series.csv"), filepath.Join(out, "summary.json")}
-	writes := []func(io.Writer) error{
-		func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) },
-		func(w io.Writer) error { return viz.WriteSeriesCSV(w, res) },
-		func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) },
+	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }
+	set[1].write = func(w io.Writer) error { return viz.WriteSeriesCSV(w, res) }
+	set[2].write = func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) }
+	for i := range set[3:] {
+		set[3+i].write = metricsWriter(metricsStart, res)
 	}
-	if f.given["metrics"] {
-		// Written with the set, before summary.json: a directory with
-		// summary.json holds the metrics of the same run.
-		files = append([]string{f.metrics}, files...)
-		writes = append([]func(io.Writer) error{metricsWriter(metricsStart, res)}, writes...)
+	for i := range external {
+		external[i].write = metricsWriter(metricsStart, res)
 	}
-	if err := writeSet(files, writes); err != nil {
+	if err := dir.publish(set, external); err != nil {
 		return err
 	}
 	if !f.quiet {
@@ -538,7 +567,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // atomically.
 func writeHeapProfile(name string) error {
 	runtime.GC()
-	return writeFile(name, pprof.WriteHeapProfile)
+	return writeFile("memprofile", name, pprof.WriteHeapProfile)
 }
 
 // versionString is what `xdssim version` prints after "xdssim ".

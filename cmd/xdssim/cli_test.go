@@ -409,3 +409,26 @@ clients = 1
 		t.Errorf("format 3: exit %d, stderr:\n%s\nwant exit 2 asking for an upgrade", code, stderr)
 	}
 }
+
+// TestAddAppendsAnElementOnEveryCommand: --add key={...} appends an
+// element to an array of tables, on the commands of either flag parser
+// (run and validate have their own).
+func TestAddAppendsAnElementOnEveryCommand(t *testing.T) {
+	add := `fault={kind="server-down", servers=["primary"], at="1m7s", duration="30s"}`
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"validate prints it", []string{"validate", "default", "--add", add}, `at = "1m7s"`},
+		{"trace runs with it", []string{"trace", "default", "--add", add, "--client", "web/0", "--from", "1m5s", "--to", "1m8s"},
+			"1m7s  scenario    server-down [primary] begins"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(t, tt.args...)
+			if code != exitOK || !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("exit %d, no %q in:\n%s\n%s", code, tt.want, stdout, stderr)
+			}
+		})
+	}
+}

@@ -281,7 +281,8 @@ func (c *command) parse(args []string) (flagValues, []string, error) {
 		case f.name == "add":
 			// An addition is an override of its own kind, in order with
 			// the --set flags.
-			fs.Var(addFlag{func(v string) { vals["set"] = append(vals["set"], v) }}, f.name, "")
+			fs.Var(addFlag{add: func(v string) { vals["set"] = append(vals["set"], v) },
+				raw: func(v string) { vals[f.name] = append(vals[f.name], v) }}, f.name, "")
 		case f.arg == "":
 			fs.Var(boolValue{vals, f.name}, f.name, "")
 		default:
@@ -295,11 +296,18 @@ func (c *command) parse(args []string) (flagValues, []string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return vals, pos, nil
+			break
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	// An empty value is never the default: --shard= is not "no shard".
+	for _, f := range c.flags {
+		if f.arg != "" && slices.Contains(vals[f.name], "") {
+			return nil, nil, badInput("--%s: expected %s, found an empty value", f.name, f.arg)
+		}
+	}
+	return vals, pos, nil
 }
 
 type repeated struct {

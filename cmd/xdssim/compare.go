@@ -55,6 +55,13 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, side := range []string{"a", "b"} {
+		for _, o := range vals[side] {
+			if setsSeed(o) {
+				return badInput("--%s %s: compare runs both variants on the same seeds (--seed, --seeds): a variant has no seed of its own", side, o)
+			}
+		}
+	}
 	refs := []string{pos[0], pos[len(pos)-1]}
 	var variants [2]sweep.Variant
 	var resolved [2]*scenarios.Scenario
@@ -117,12 +124,13 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
 	}
-	if err := checkWritable("out", out, true); err != nil {
-		return err // before the runs, not after
+	seedList, err := consecutiveSeeds(resolved[0].Seed, seeds)
+	if err != nil {
+		return err
 	}
-	var seedList []uint64
-	for i := range seeds {
-		seedList = append(seedList, resolved[0].Seed+uint64(i))
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
+		return err // before the runs, not after
 	}
 	fmt.Fprintf(stderr, "xdssim: compare on %d seeds from %d, %s\nxdssim: A = %s\nxdssim: B = %s\n",
 		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)
@@ -142,10 +150,10 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	report := filepath.Join(out, "compare.html")
-	if err := writeSet([]string{filepath.Join(out, "compare.json"), report}, []func(io.Writer) error{
-		func(w io.Writer) error { _, err := w.Write(b); return err },
-		func(w io.Writer) error { return viz.WriteCompare(w, c) },
-	}); err != nil {
+	if err := dir.publish([]output{
+		{name: "compare.json", write: writeBytes(b)},
+		{name: "compare.html", write: func(w io.Writer) error { return viz.WriteCompare(w, c) }},
+	}, nil); err != nil {
 		return err
 	}
 	if !vals.given("quiet") {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestMain lets a test run the test binary as the xdssim command:
@@ -19,6 +18,7 @@ import (
 // can catch, as an out-of-memory abort does.
 func TestMain(m *testing.M) {
 	if os.Getenv("XDSSIM_TEST_MAIN") != "" {
+		installTestHooks()
 		if os.Getenv(supervisedEnv) != "" && os.Getenv("XDSSIM_TEST_CRASH") != "" {
 			supervise(os.Args[1:]) // the child: sets the crash output
 			done := make(chan bool)
@@ -146,26 +146,6 @@ func TestOutputsReplaceASymlinkAndNeverWriteThroughIt(t *testing.T) {
 	assertNoTempFiles(t, out)
 }
 
-func TestAFailedWriteLeavesThePreviousOutputs(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "report.html"), filepath.Join(dir, "summary.json")
-	os.WriteFile(a, []byte("old report"), 0o644)
-	os.WriteFile(b, []byte("old summary"), 0o644)
-	err := writeSet([]string{a, b}, []func(io.Writer) error{
-		func(w io.Writer) error { _, err := io.WriteString(w, "new report"); return err },
-		func(w io.Writer) error { io.WriteString(w, "half a summ"); return errors.New("disk full") },
-	})
-	if err == nil {
-		t.Fatal("writeSet succeeded with a failing writer")
-	}
-	for name, want := range map[string]string{a: "old report", b: "old summary"} {
-		if got, _ := os.ReadFile(name); string(got) != want {
-			t.Errorf("%s = %q, want the previous %q", filepath.Base(name), got, want)
-		}
-	}
-	assertNoTempFiles(t, dir)
-}
-
 func TestOutputPathsAreCheckedBeforeTheRun(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a-file")
@@ -220,31 +200,6 @@ clients = 2
 	return f
 }
 
-func TestTemporaryFilesAKilledRunLeftAreRemoved(t *testing.T) {
-	dir := t.TempDir()
-	stale := filepath.Join(dir, ".summary.json.tmp-123")
-	fresh := filepath.Join(dir, ".report.html.tmp-456")
-	other := filepath.Join(dir, ".notes.txt.tmp-789")
-	for _, f := range []string{stale, fresh, other} {
-		os.WriteFile(f, []byte("half"), 0o644)
-	}
-	long := processStart.Add(-time.Hour)
-	os.Chtimes(stale, long, long)
-	os.Chtimes(other, long, long)
-	os.Chtimes(fresh, processStart.Add(time.Second), processStart.Add(time.Second)) // a run still writing
-	err := writeSet([]string{filepath.Join(dir, "report.html"), filepath.Join(dir, "summary.json")}, []func(io.Writer) error{
-		func(w io.Writer) error { return nil }, func(w io.Writer) error { return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for f, want := range map[string]bool{stale: false, fresh: true, other: true} {
-		if _, err := os.Stat(f); (err == nil) != want {
-			t.Errorf("%s exists = %v, want %v", filepath.Base(f), err == nil, want)
-		}
-	}
-}
-
 // TestAFullDiskIsNotCalledABug: an output the file system refuses to hold
 // (a full disk) exits 1 and keeps the previous output, without the request
 // to report a bug; an error of the renderer itself is still a bug.
@@ -265,7 +220,7 @@ func TestAFullDiskIsNotCalledABug(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			code := exitCode(&stderr, func() error {
-				return writeFile(name, func(w io.Writer) error {
+				return writeFile("", name, func(w io.Writer) error {
 					io.WriteString(w, "half a report")
 					return tc.err
 				})

@@ -63,12 +63,13 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name+"-find")
 	}
-	if err := checkWritable("out", out, true); err != nil {
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
 		return err // before the runs, not after
 	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], MaxSteps: steps, Resolution: resolution, Coverage: coverage}
-	for i := range spec.Seeds {
-		f.Seeds = append(f.Seeds, s.Seed+uint64(i))
+	if f.Seeds, err = consecutiveSeeds(s.Seed, spec.Seeds); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: threshold search on %s: %s between %s and %s where %s stops or starts holding, %d seeds, %s\n",
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), workersText(workers))
@@ -81,7 +82,7 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 		return err
 	}
 	name := filepath.Join(out, "find.json")
-	if err := writeFile(name, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	if err := dir.publish([]output{{name: "find.json", write: writeBytes(b)}}, nil); err != nil {
 		return err
 	}
 	printFind(stdout, res, f)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/sweep"
 )
 
 // fuzzLimits keep each run of FuzzPipeline small: a scenario whose
@@ -158,4 +161,206 @@ func parseSize(re *regexp.Regexp, s string) float64 {
 		panic(fmt.Sprint("bad size ", m[1]))
 	}
 	return x * map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]]
+}
+
+// fuzzSweepLimits keep each sweep, compare and merge of the fuzz targets
+// small: one worker, few seeds, runs refused above these estimates.
+var fuzzSweepLimits = []string{"--workers", "1", "--max-memory", "96MiB", "--max-events", "100000"}
+
+// fuzzMaxRuns bounds the runs a fuzzed sweep may make; a larger grid is
+// resolved (its size checked) but not run.
+const fuzzMaxRuns = 64
+
+// heapPeak samples the live heap every few milliseconds while f runs and
+// returns how far above its level before f it went.
+func heapPeak(f func()) uint64 {
+	runtime.GC()
+	base := newHeapWatch()
+	base.sample()
+	watch := newHeapWatch()
+	stop := make(chan bool)
+	done := make(chan bool)
+	go func() {
+		defer close(done)
+		for {
+			watch.sample()
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	watch.sample()
+	if watch.peak < base.peak {
+		return 0
+	}
+	return watch.peak - base.peak
+}
+
+// fuzzSweepSeeds are the inputs of issue 27 for sweep and compare, as
+// (document, --param, compare's --b).
+var fuzzSweepSeeds = []struct{ doc, param, b string }{
+	{"outage", "", "fleet.restart[0].downtime=9s"},
+	{"outage", "fleet.restart[0].fraction=0.2,0.4", "seed=4"},
+	{"outage", `fleet."restart"[0].fraction=0.2`, `"seed"=4`},
+	{"outage", "seed=1,2", ""},
+	{"outage", "sweep.seeds=1,2", "fleet.group[0].clients=0"},
+	{"outage", "fleet.restart[0].fraction=0.4,0.4", "fleet.restart[0].fraction=2"},
+	{"outage", "fleet.group[0].clients=1..512:512", "fleet.group[0].clients=5"},
+	{"outage", "control_plane[0].workers=1..3:3", "fleet.group[0].servers=[\"primary\", \"fallback\"]"},
+	{"default", "fleet.group[0].rpc.rate=0.5,1", "fleet.group[0].profile=\"grpc-java\""},
+	{"outage+dup", "", ""},
+}
+
+// FuzzSweep runs what a user runs to tune a scenario, on any document
+// (its [sweep] table included), any --param and any compare variant:
+// xdssim sweep, then xdssim compare. It checks the contract of issue 27:
+//   - nothing panics or exits 1: every failure is bad input (2), no
+//     setting known to meet the constraints (3) or a run stopped at
+//     --max-events (4);
+//   - a sweep or compare that ends writes its outputs, which parse, and
+//     one that fails writes none;
+//   - memory is bounded: the heap grows by at most 256 MiB (each run is
+//     refused above 96 MiB, one at a time).
+//
+// A grid of more than 64 runs is resolved (its size checked against the
+// cap, its keys and values checked) but not run. Plain go test runs the
+// seeds and the corpus in testdata/fuzz/FuzzSweep.
+func FuzzSweep(f *testing.F) {
+	outageDoc, err := os.ReadFile(outage)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range fuzzSweepSeeds {
+		doc := outageDoc
+		switch s.doc {
+		case "default":
+			src, err := scenarios.Open("default")
+			if err != nil {
+				f.Fatal(err)
+			}
+			doc = src.Data
+		case "outage+dup":
+			doc = append(append([]byte{}, outageDoc...), "\n[[sweep.param]]\nkey = \"control_plane[0].workers\"\nvalues = [4, 4]\n"...)
+		}
+		f.Add(doc, s.param, s.b)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, param, b string) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "s.toml")
+		if err := os.WriteFile(file, doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		vals := flagValues{"seeds": {"1"}, "max-seeds": {"2"}}
+		args := append([]string{"sweep", file, "--out", filepath.Join(dir, "sweep"), "--seeds", "1", "--max-seeds", "2", "--quiet"}, fuzzSweepLimits...)
+		if param != "" {
+			vals["param"] = []string{param}
+			args = append(args, "--param", param)
+		}
+		if src, sets, s, err := sweepSource("sweep", vals, []string{file}, io.Discard); err == nil {
+			if spec, err := sweepSpec(s, vals); err == nil {
+				if p, err := sweep.Resolve(src, sets, spec); err == nil && p.Points()*p.MaxSeeds > fuzzMaxRuns {
+					return // resolved: its size is within the cap; too many runs to fuzz
+				}
+			}
+		}
+		var code int
+		var stderr string
+		grew := heapPeak(func() { code, _, stderr = runMain(t, args...) })
+		checkClass(t, "sweep", code, stderr)
+		checkOutputs(t, "sweep", code, filepath.Join(dir, "sweep"), "sweep.json", "sweep.csv", "sweep.html")
+		if grew > 256<<20 {
+			t.Fatalf("sweep: the heap grew by %s", formatBytes(grew))
+		}
+
+		cargs := append([]string{"compare", file, "--out", filepath.Join(dir, "compare"), "--seeds", "2", "--quiet"}, fuzzSweepLimits...)
+		if b != "" {
+			cargs = append(cargs, "--b", b)
+		}
+		grew = heapPeak(func() { code, _, stderr = runMain(t, cargs...) })
+		checkClass(t, "compare", code, stderr)
+		checkOutputs(t, "compare", code, filepath.Join(dir, "compare"), "compare.json", "compare.html")
+		if grew > 256<<20 {
+			t.Fatalf("compare: the heap grew by %s", formatBytes(grew))
+		}
+	})
+}
+
+// checkOutputs fails when a command that ended (exit 0 or 3) did not
+// write its outputs in dir, with a first one that parses as JSON, or one
+// that failed wrote any.
+func checkOutputs(t *testing.T, cmd string, code int, dir string, names ...string) {
+	t.Helper()
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		switch code {
+		case exitOK, exitBreached:
+			if err != nil || len(b) == 0 {
+				t.Fatalf("%s exits %d but %s is missing: %v", cmd, code, name, err)
+			}
+			var v map[string]any
+			if i == 0 && json.Unmarshal(b, &v) != nil {
+				t.Fatalf("%s exits %d but %s does not parse", cmd, code, name)
+			}
+		default:
+			if err == nil {
+				t.Fatalf("%s exits %d but wrote %s", cmd, code, name)
+			}
+		}
+	}
+}
+
+// FuzzMerge gives xdssim merge any two shard files. It checks that
+// nothing panics or exits 1, that a merge that ends writes its outputs
+// and one that fails writes none, and that memory is bounded by what the
+// files hold, never by what they claim: the heap grows by at most 64 MiB
+// plus 64 times their size. Its seeds are the two shards of a real sweep
+// and issue 27's hostile edits of them; plain go test runs them and the
+// corpus in testdata/fuzz/FuzzMerge.
+func FuzzMerge(f *testing.F) {
+	dir := f.TempDir()
+	for _, s := range []string{"0/2", "1/2"} {
+		var stderr strings.Builder
+		if code := Main([]string{"sweep", outage, "--seeds", "1", "--max-seeds", "1", "--shard", s, "--out", dir, "--quiet", "--workers", "1"}, io.Discard, &stderr); code != exitOK {
+			f.Fatalf("shard %s: exit %d: %s", s, code, stderr.String())
+		}
+	}
+	a, err := os.ReadFile(filepath.Join(dir, "shard-0000-of-0002.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "shard-0001-of-0002.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	edit := func(doc []byte, old, new string) []byte { return []byte(strings.Replace(string(doc), old, new, 1)) }
+	f.Add(a, b)
+	f.Add(edit(a, `"point": 0`, `"point": -1`), b)
+	f.Add(edit(a, `"point": 0`, `"point": 99`), b)
+	f.Add(edit(a, `"shards": 2`, `"shards": 1e9`), b)
+	f.Add(edit(a, `"shards": 2`, `"shards": 10000000`), edit(b, `"shards": 2`, `"shards": 10000000`))
+	f.Add(edit(a, `"max_seeds": 1`, `"max_seeds": 1099511627776`), b)
+	f.Add(append(append([]byte{}, a...), "garbage{"...), b)
+	f.Add(edit(a, `"seeds": [`, `"seeds": [], "x": [`), b)
+	f.Add([]byte("{}"), []byte(""))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		dir := t.TempDir()
+		shards := filepath.Join(dir, "shards")
+		os.Mkdir(shards, 0o755)
+		os.WriteFile(filepath.Join(shards, "shard-0000-of-0002.json"), a, 0o644)
+		os.WriteFile(filepath.Join(shards, "shard-0001-of-0002.json"), b, 0o644)
+		out := filepath.Join(dir, "out")
+		var code int
+		var stderr string
+		grew := heapPeak(func() { code, _, stderr = runMain(t, "merge", shards, "--out", out, "--quiet") })
+		checkClass(t, "merge", code, stderr)
+		checkOutputs(t, "merge", code, out, "sweep.json", "sweep.csv", "sweep.html")
+		if limit := uint64(64<<20 + 64*(len(a)+len(b))); grew > limit {
+			t.Fatalf("merge: the heap grew by %s, more than %s for %d bytes of shards", formatBytes(grew), formatBytes(limit), len(a)+len(b))
+		}
+	})
 }

@@ -48,6 +48,11 @@ func cmdImport(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return badInput("import: expected --bootstrap FILE and --resources FILE (see 'xdssim import --help')")
 	}
 	out := vals.last("out")
+	if out != "" {
+		if err := checkOutputFile("out", out); err != nil {
+			return err // before the files are read, not after
+		}
+	}
 	name := vals.last("name")
 	if name == "" {
 		name = "my-mesh"
@@ -101,7 +106,7 @@ func cmdImport(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		_, err := io.WriteString(stdout, doc)
 		return err
 	}
-	if err := writeFile(out, func(w io.Writer) error { _, err := io.WriteString(w, doc); return err }); err != nil {
+	if err := writeFile("out", out, writeBytes([]byte(doc))); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: wrote %s; run it with: xdssim run %s\n", out, out)

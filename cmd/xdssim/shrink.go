@@ -52,6 +52,13 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return badInput("shrink: %s has no expectation ([[expect]]) to keep breached", s.Name)
 	}
 	exact := vals.given("exact-rpcs")
+	out := vals.last("out")
+	if out == "" {
+		out = s.Name + "-shrunk.toml"
+	}
+	if err := checkOutputFile("out", out); err != nil {
+		return err // before the runs, not after
+	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: shrinking\n", s.Name, s.Seed)
 	res, err := runBounded(lim, s, s.FleetConfig(), fleet.Options{ExactRPCs: exact})
 	if err != nil {
@@ -99,10 +106,6 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	got := viz.Evaluate(final, small.Expect)[0]
 	c1, g1, e1, d1 := shrink.Size(small)
-	out := vals.last("out")
-	if out == "" {
-		out = small.Name + ".toml"
-	}
 	sizes := sizeString(c0, g0, e0, d0) + " → " + sizeString(c1, g1, e1, d1)
 	header := []string{
 		fmt.Sprintf("Shrunk by: %s", exactFlag(scenarios.Command("shrink", scenarioRef(pos), s.Seed, vals["set"]), exact)),
@@ -118,7 +121,7 @@ func cmdShrink(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		b.WriteString("# " + h + "\n")
 	}
 	b.WriteString("\n" + small.TOML())
-	if err := writeFile(out, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }); err != nil {
+	if err := writeFile("out", out, writeBytes([]byte(b.String()))); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: %s, in %d runs\n", sizes, st.Runs)

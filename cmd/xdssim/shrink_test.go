@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -85,5 +86,26 @@ func TestABreachedRunSaysHowToReproduceAndShrinkIt(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestShrinkWritesTheSameFileOnAnyNumberOfCores: issue 27's reproducer,
+// shrink --max-runs 5, gave a duration of 2m30s on one core and 5m0s on
+// two, and a different "in N runs" every time; now the same file.
+func TestShrinkWritesTheSameFileOnAnyNumberOfCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var files []string
+	out := filepath.Join(t.TempDir(), "shrunk.toml")
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		code, _, stderr := runMain(t, "shrink", "default", "--set", "expect[0].min=1e9", "--max-runs", "5", "--out", out)
+		if code != exitOK {
+			t.Fatalf("GOMAXPROCS=%d: exit %d:\n%s", procs, code, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		files = append(files, string(b))
+	}
+	if files[0] != files[1] || files[0] != files[2] || !strings.Contains(files[0], ", in 5 runs.") {
+		t.Errorf("the shrunk scenario depends on GOMAXPROCS:\n%.400s\n--\n%.400s\n--\n%.400s", files[0], files[1], files[2])
 	}
 }

@@ -13,3 +13,6 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// quitSignal asks the Go runtime for its goroutine dump.
+var quitSignal os.Signal = syscall.SIGQUIT

@@ -11,3 +11,6 @@ import (
 var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
 func childAttr() *syscall.SysProcAttr { return nil }
+
+// quitSignal is not forwarded here.
+var quitSignal os.Signal = nil

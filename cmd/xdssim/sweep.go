@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -113,7 +114,7 @@ func sweepSpec(s *scenarios.Scenario, vals flagValues) (sweep.Spec, error) {
 		if err != nil {
 			return spec, inputError{err}
 		}
-		spec.Params = append(spec.Params, p) // a key given twice is NewPlan's error
+		spec.Params = append(spec.Params, p) // a key given twice is Resolve's error
 	}
 	for _, a := range vals["role"] {
 		key, role, err := sweep.ParseRole(a)
@@ -254,26 +255,14 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		return cmdFind(src, sets, s, spec, vals, workers, stdout, stderr)
 	}
-	plan, err := sweep.NewPlan(src, sets, spec)
+	plan, err := sweep.Resolve(src, sets, spec)
 	if err != nil {
-		var list scenarios.ErrorList
-		if errors.As(err, &list) && !errors.As(err, new(sweep.PointError)) {
-			return list
-		}
-		return inputError{err}
+		return planError(err)
 	}
 	plan.ExactRPCs = vals.given("exact-rpcs")
-	est := plan.Worst // NewPlan parsed every point
-	lim, err := sweepLimits(vals, est, plan.Runs(), workers)
-	if err != nil {
-		return err
-	}
 	out := vals.last("out")
 	if out == "" {
 		out = filepath.Join("xdssim-out", s.Name+"-sweep")
-	}
-	if err := checkWritable("out", out, true); err != nil {
-		return err // before the runs, not after
 	}
 	var shard *sweep.Shard
 	if v, ok := flagGiven(vals, "shard"); ok {
@@ -283,19 +272,47 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		shard = &sh
 	}
+	// The outputs' paths are checked before the runs, not after. A shard
+	// is one file, beside the other shards; a sweep's outputs are a set.
+	var dir *outDir
+	if shard != nil {
+		if err := checkShardOut(out, shard.FileName()); err != nil {
+			return err
+		}
+	} else if dir, err = checkOutDir("out", out, stderr); err != nil {
+		return err
+	}
 	quiet := vals.given("quiet")
-	var indices []int // nil: every run
 	what := ""
 	if shard != nil {
-		indices = shard.Indices(plan.Runs())
-		what = fmt.Sprintf(", shard %s: %d of them", shard, len(indices))
+		what = fmt.Sprintf(", shard %s: %d of them", shard, shard.Count(plan.Runs()))
 	}
+	// Said at once: checking a large grid's every point takes a while.
 	fmt.Fprintf(stderr, "xdssim: sweep of %s: %d points × %d seeds = %d runs%s, %s\n",
 		s.Name, plan.Points(), len(plan.Seeds), plan.Runs(), what, workersText(workers))
+	if !quiet && plan.Points() >= bigGrid {
+		fmt.Fprintf(stderr, "xdssim: checking the %d points of the grid before any run\n", plan.Points())
+	}
+	check := newSweepProgress(stderr, quiet)
+	check.unit = "points checked"
+	err = plan.Check(sweep.Options{Workers: workers, Progress: check.update})
+	check.done()
+	if err != nil {
+		return planError(err)
+	}
 	for _, p := range plan.Params {
 		if p.Label == sweep.WhatIf {
 			fmt.Fprintf(stderr, "xdssim: %s is a what-if: %s\n", p.Key, p.Why)
 		}
+	}
+	est := plan.Worst // Check parsed every point
+	lim, err := sweepLimits(vals, est, plan.Runs(), workers)
+	if err != nil {
+		return err
+	}
+	var indices []int // nil: every run
+	if shard != nil {
+		indices = shard.Indices(plan.Runs())
 	}
 	bar := newSweepProgress(stderr, quiet)
 	start := time.Now()
@@ -324,7 +341,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		name := filepath.Join(out, shard.FileName())
-		if err := writeFile(name, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if err := writeFile("out", name, writeBytes(b)); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, name)
@@ -338,7 +355,33 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(res.Runs), time.Since(start).Round(time.Millisecond))
 	}
-	return writeSweep(res, scenarioRef(pos), out, quiet, stdout, stderr)
+	return writeSweep(res, scenarioRef(pos), dir, quiet, stdout, stderr)
+}
+
+// consecutiveSeeds returns the n seeds from first on, refusing, before any
+// run, seeds past the largest a scenario takes (2^63-1: a TOML integer).
+func consecutiveSeeds(first uint64, n int) ([]uint64, error) {
+	if first > math.MaxInt64-uint64(n-1) {
+		return nil, badInput("seed: %d seeds from %d pass the largest seed, %d", n, first, int64(math.MaxInt64))
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = first + uint64(i)
+	}
+	return out, nil
+}
+
+// bigGrid is the size of a grid whose checking sweep announces.
+const bigGrid = 1000
+
+// planError is the exit code's error of a plan refused: the scenario's
+// own errors as they are, a point's or the grid's as bad input.
+func planError(err error) error {
+	var list scenarios.ErrorList
+	if errors.As(err, &list) && !errors.As(err, new(sweep.PointError)) {
+		return list
+	}
+	return inputError{err}
 }
 
 func workersText(n int) string {
@@ -355,17 +398,16 @@ func workersText(n int) string {
 // its recommendation and where they went, and returns a breachedError when
 // it has constraints and no setting of the knobs is known to meet them
 // under every condition.
-func writeSweep(res *sweep.Result, ref, out string, quiet bool, stdout, stderr io.Writer) error {
-	if err := checkWritable("out", out, true); err != nil {
+func writeSweep(res *sweep.Result, ref string, dir *outDir, quiet bool, stdout, stderr io.Writer) error {
+	// One set: a directory never mixes two sweeps.
+	if err := dir.publish([]output{
+		{name: "sweep.json", write: res.WriteJSON},
+		{name: "sweep.csv", write: res.WriteCSV},
+		{name: "sweep.html", write: func(w io.Writer) error { return viz.WriteSweep(w, res) }},
+	}, nil); err != nil {
 		return err
 	}
-	// One set, sweep.html last: a directory never mixes two sweeps.
-	if err := writeSet(
-		[]string{filepath.Join(out, "sweep.json"), filepath.Join(out, "sweep.csv"), filepath.Join(out, "sweep.html")},
-		[]func(io.Writer) error{res.WriteJSON, res.WriteCSV, func(w io.Writer) error { return viz.WriteSweep(w, res) }},
-	); err != nil {
-		return err
-	}
+	out := dir.name
 	if !quiet {
 		printGoal(stdout, res)
 		if err := printPoints(stdout, res); err != nil {
@@ -540,6 +582,17 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return badInput("merge: expected the directories (or files) of the shards")
 	}
+	out := vals.last("out")
+	if out == "" {
+		out = pos[0]
+		if st, _ := os.Stat(out); st != nil && !st.IsDir() {
+			out = filepath.Dir(out)
+		}
+	}
+	dir, err := checkOutDir("out", out, stderr)
+	if err != nil {
+		return err // before the shards are read, not after
+	}
 	var files []sweep.ShardFile
 	for _, p := range pos {
 		st, err := os.Stat(p)
@@ -554,34 +607,46 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			}
 		}
 		for _, n := range names {
-			b, err := os.ReadFile(n)
-			if err != nil {
-				return badInput("merge: %v", err)
-			}
-			files = append(files, sweep.ShardFile{Name: n, Data: b})
+			files = append(files, sweep.ShardFile{Name: n, Read: func() ([]byte, error) { return readShardFile(n) }})
 		}
 	}
 	res, err := sweep.Merge(files)
 	if err != nil {
 		return inputError{err}
 	}
-	out := vals.last("out")
-	if out == "" {
-		out = pos[0]
-		if st, _ := os.Stat(out); st != nil && !st.IsDir() {
-			out = filepath.Dir(out)
-		}
-	}
 	fmt.Fprintf(stderr, "xdssim: merged %d shards of the sweep of %s: %d runs\n", len(files), res.Scenario, len(res.Runs))
-	return writeSweep(res, res.Scenario, out, vals.given("quiet"), stdout, stderr)
+	return writeSweep(res, res.Scenario, dir, vals.given("quiet"), stdout, stderr)
+}
+
+// readShardFile reads a shard's file: a regular file (not a pipe, which
+// would hang, nor a device such as /dev/zero, which never ends) of at most
+// sweep.MaxShardSize bytes, checked before it is read.
+func readShardFile(name string) ([]byte, error) {
+	fh, err := openRegular(name)
+	if err != nil {
+		return nil, fmt.Errorf("%v", unwrapPath(err))
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || st.Size() > sweep.MaxShardSize {
+		return nil, fmt.Errorf("larger than %d MiB: split the sweep into more shards", sweep.MaxShardSize>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, sweep.MaxShardSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%v", unwrapPath(err))
+	}
+	return b, nil
 }
 
 // sweepProgress draws "[=====     ] 12/48 runs, 1m20s left" on stderr when
 // it is a terminal and the sweep has taken over a second.
-type sweepProgress struct{ progress }
+type sweepProgress struct {
+	progress
+	// unit is what it counts: "runs" unless set.
+	unit string
+}
 
 func newSweepProgress(w io.Writer, quiet bool) *sweepProgress {
-	return &sweepProgress{*newProgress(w, quiet)}
+	return &sweepProgress{progress: *newProgress(w, quiet), unit: "runs"}
 }
 
 func (p *sweepProgress) update(done, total int) {
@@ -593,17 +658,17 @@ func (p *sweepProgress) update(done, total int) {
 		return
 	}
 	p.last = t
-	fmt.Fprintf(p.w, "\r\033[K%s", sweepProgressLine(done, total, t.Sub(p.start)))
+	fmt.Fprintf(p.w, "\r\033[K%s", sweepProgressLine(done, total, p.unit, t.Sub(p.start)))
 	p.drawn = true
 }
 
-// sweepProgressLine is the bar after done of total runs in elapsed wall
-// time, with the time left at the rate so far.
-func sweepProgressLine(done, total int, elapsed time.Duration) string {
+// sweepProgressLine is the bar after done of total runs (or another unit)
+// in elapsed wall time, with the time left at the rate so far.
+func sweepProgressLine(done, total int, unit string, elapsed time.Duration) string {
 	const width = 30
 	frac := float64(done) / float64(max(total, 1))
 	n := int(frac * width)
-	line := fmt.Sprintf("[%s%s] %d/%d runs", strings.Repeat("=", n), strings.Repeat(" ", width-n), done, total)
+	line := fmt.Sprintf("[%s%s] %d/%d %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), done, total, unit)
 	if done > 0 && done < total {
 		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
 		line += ", " + left.Round(time.Second).String() + " left"
@@ -658,4 +723,14 @@ func runErr(err error, est scenarios.Estimate) error {
 		return boundedErr(err, est)
 	}
 	return inputError{err}
+}
+
+// checkShardOut checks, before the runs, that the shard file name can be
+// written in the directory out (made when missing), beside the other
+// shards.
+func checkShardOut(out, name string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return badInput("--out %s: %v", out, unwrapPath(err))
+	}
+	return checkOutputFile("out", filepath.Join(out, name))
 }

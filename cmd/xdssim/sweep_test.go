@@ -109,14 +109,17 @@ func TestSweepExitCodes(t *testing.T) {
 		{"a bad role", []string{"--role", "fleet.restart[0].downtime=dial"}, exitInput, "expected key=knob or key=condition"},
 		{"a role of a key not swept", []string{"--role", "duration=knob"}, exitInput, "duration is not a swept key"},
 		{"a bad risk", []string{"--risk", "60%"}, exitInput, "at most 0.5"},
-		{"an empty risk", []string{"--risk="}, exitInput, "--risk: expected an accepted risk"},
+		{"an empty risk", []string{"--risk="}, exitInput, "--risk: expected R, found an empty value"},
 		{"max seeds below seeds", []string{"--max-seeds", "2"}, exitInput, "expected a number of seeds from --seeds (3) to 10000"},
 		{"a bad indifference", []string{"--indifference", "-1"}, exitInput, "--indifference: expected an indifference zone"},
 		{"the seed as a param", []string{"--param", "seed=1,2"}, exitInput, "the seed is not a param"},
-		{"an empty shard", []string{"--shard="}, exitInput, "--shard : expected i/n"},
+		{"an empty shard", []string{"--shard="}, exitInput, "--shard: expected i/n, found an empty value"},
 		{"a key given twice, spelled two ways", []string{"--param", "fleet.restart[0].fraction=0.2", "--param", `fleet."restart"[0].fraction=0.4`}, exitInput,
 			"param fleet.restart[0].fraction is given twice"},
 		{"a malformed param", []string{"--param", "fleet.restart[0].fraction"}, exitInput, "expected key=v1,v2"},
+		{"a key of the sweep itself", []string{"--param", "sweep.seeds=1,2"}, exitInput, "sweep.seeds is part of the sweep itself"},
+		{"the seed quoted", []string{"--param", `"seed"=1,2`}, exitInput, "the seed is not a param"},
+		{"a value twice", []string{"--param", "fleet.restart[0].fraction=0.2,0.2"}, exitInput, "the value 0.2 is given twice"},
 		{"a value the scenario refuses", []string{"--param", "fleet.restart[0].fraction=0.5,2"}, exitInput,
 			"sweep point 1 (fleet.restart[0].fraction=2): --set fleet.restart[0].fraction=2: "},
 		{"an unknown metric", []string{"--metric", "rpc.faild"}, exitInput, `no metric "rpc.faild"`},
@@ -236,7 +239,7 @@ func TestCompareReportsPairedDifferences(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, `--set 'fleet.group[0].profile="grpc-java"'`) || !strings.HasSuffix(strings.TrimSpace(stdout), "compare.html") {
 		t.Errorf("--profiles: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if code, _, stderr := runMain(t, "compare", outage, "--b", "seed=2", "--max-memory", "1MiB"); code != exitInput || !strings.Contains(stderr, "variant A: the run would need about ") {
+	if code, _, stderr := runMain(t, "compare", outage, "--b", "fleet.restart[0].downtime=9s", "--max-memory", "1MiB"); code != exitInput || !strings.Contains(stderr, "variant A: the run would need about ") {
 		t.Errorf("compare above --max-memory: exit %d:\n%s", code, stderr)
 	}
 	if code, _, stderr := runMain(t, "compare", outage); code != exitInput || !strings.Contains(stderr, "give --a, --b or --profiles") {
@@ -245,7 +248,7 @@ func TestCompareReportsPairedDifferences(t *testing.T) {
 }
 
 func TestSweepProgressLineHasAnETA(t *testing.T) {
-	got := sweepProgressLine(3, 12, 30*time.Second)
+	got := sweepProgressLine(3, 12, "runs", 30*time.Second)
 	if want := "[=======                       ] 3/12 runs, 1m30s left"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

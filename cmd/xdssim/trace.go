@@ -67,6 +67,11 @@ func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	case win.To != 0 && win.To < win.From:
 		return badInput("--to %s: before --from %s", trace.Dur(win.To), trace.Dur(win.From))
 	}
+	if f, ok := flagGiven(vals, "perfetto"); ok {
+		if err := checkOutputFile("perfetto", f); err != nil {
+			return err // before the run, not after
+		}
+	}
 	fmt.Fprintf(stderr, "xdssim: scenario %s, seed %d: tracing %s\n", s.Name, s.Seed, strings.Join(clients, ", "))
 	var rec trace.Recorder
 	res, err := runBounded(lim, s, cfg, fleet.Options{Trace: rec.Record, TraceClients: clients, ExactRPCs: vals.given("exact-rpcs")})
@@ -75,7 +80,7 @@ func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	}
 	evs := rec.Events()
 	if f := vals.last("perfetto"); f != "" {
-		if err := writeFile(f, func(w io.Writer) error {
+		if err := writeFile("perfetto", f, func(w io.Writer) error {
 			return trace.WritePerfetto(w, trace.Perfetto{Events: evs, Scenario: res.Faults, End: res.Duration, Title: fmt.Sprintf("%s seed %d", s.Name, s.Seed)})
 		}); err != nil {
 			return err

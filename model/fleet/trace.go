@@ -188,7 +188,8 @@ func ParseClientRef(s string) (ClientRef, error) {
 	}
 	idx, target, _ := strings.Cut(rest, "/")
 	n, err := strconv.Atoi(idx)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || strconv.Itoa(n) != idx {
+		// One spelling per client: "00" or "+0" is not client 0.
 		return ClientRef{}, fmt.Errorf("client %q: expected a client index (0, 1, …) after %q, found %q", s, group+"/", idx)
 	}
 	if strings.HasSuffix(rest, "/") && target == "" {

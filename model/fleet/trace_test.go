@@ -102,6 +102,8 @@ func TestClientRefsNameAClientAndMaybeOneTarget(t *testing.T) {
 		{"web", `expected GROUP/INDEX or GROUP/INDEX/TARGET`},
 		{"web/x", `expected a client index (0, 1, …) after "web/", found "x"`},
 		{"web/-1", `expected a client index`},
+		{"web/00", `expected a client index (0, 1, …) after "web/", found "00"`},
+		{"web/+1", `expected a client index`},
 		{"web/1/", `expected a target after the index`},
 		{"web/3", `group web has 3 clients, web/0 to web/2`},
 		{"api/0", `no group is named "api" (groups: web, plain)`},
