@@ -68,13 +68,12 @@ type LatencyHistogram struct {
 	n      int64
 }
 
-// add records k latencies of d.
-func (h *LatencyHistogram) add(d time.Duration, k int) {
+// add records k latencies of d, which are in bucket i.
+func (h *LatencyHistogram) add(i int, d time.Duration, k int) {
 	if h.counts == nil {
 		h.counts = make([]int64, latBuckets)
 		h.sums = make([]float64, latBuckets)
 	}
-	i := latBucket(d)
 	h.counts[i] += int64(k)
 	h.sums[i] += float64(k) * float64(d)
 	h.n += int64(k)
@@ -151,24 +150,82 @@ var latencyQuantiles = []struct {
 }{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p999", 0.999}}
 
 // sampleLatency is one bucket of the latencies of the RPCs that ended in
-// one sample interval.
+// one sample interval: key is the sample << 32 | the bucket, plus one (0:
+// an empty slot of sampleTable).
 type sampleLatency struct {
-	key uint64 // the sample << 32 | the bucket
+	key uint64
 	n   int64
 	sum float64
 }
 
+// sampleTable holds the latencies of the RPCs that ended in each sample
+// interval, by sample and bucket: most samples use few buckets, so they
+// are kept in a hash table (open addressing, linear probing, at most half
+// full) rather than as a histogram per sample. Only sorted does its order
+// show, so the run stays deterministic.
+type sampleTable struct {
+	slots []sampleLatency // a power of two of them
+	used  int
+}
+
+// add records k latencies of d, in bucket i, in sample.
+func (t *sampleTable) add(sample, i int, d time.Duration, k int) {
+	if 2*(t.used+1) > len(t.slots) {
+		t.grow()
+	}
+	key := uint64(sample)<<32 | uint64(i) + 1
+	mask := uint64(len(t.slots) - 1)
+	j := (key * sim.Golden) >> 32 & mask
+	for t.slots[j].key != key && t.slots[j].key != 0 {
+		j = (j + 1) & mask
+	}
+	s := &t.slots[j]
+	if s.key == 0 {
+		s.key = key
+		t.used++
+	}
+	s.n += int64(k)
+	s.sum += float64(k) * float64(d)
+}
+
+// grow doubles the table.
+func (t *sampleTable) grow() {
+	old := t.slots
+	t.slots, t.used = make([]sampleLatency, max(2*len(old), 256)), 0
+	mask := uint64(len(t.slots) - 1)
+	for _, s := range old {
+		if s.key == 0 {
+			continue
+		}
+		j := (s.key * sim.Golden) >> 32 & mask
+		for t.slots[j].key != 0 {
+			j = (j + 1) & mask
+		}
+		t.slots[j] = s
+		t.used++
+	}
+}
+
+// sorted returns the table's entries by sample, then bucket.
+func (t *sampleTable) sorted() []sampleLatency {
+	out := make([]sampleLatency, 0, t.used)
+	for _, s := range t.slots {
+		if s.key != 0 {
+			s.key--
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b sampleLatency) int { return cmp.Compare(a.key, b.key) })
+	return out
+}
+
 // latencies are the run's RPC latencies: a histogram per group and target,
-// and, for the series, the latencies that ended in each sample interval,
-// by bucket (most samples use few buckets, so they are kept by sample and
-// bucket rather than as a histogram per sample).
+// and, for the series, the latencies that ended in each sample interval.
 type latencies struct {
 	// hists holds group g's target t at first[g] + t.
-	hists []LatencyHistogram
-	first []int
-	// bySample indexes samples by sample << 32 | bucket.
-	bySample map[uint64]int
-	samples  []sampleLatency
+	hists    []LatencyHistogram
+	first    []int
+	bySample sampleTable
 	// rng draws the latencies of a bulk run's RPCs that ended
 	// (settleSteady), from a stream of their own, so that settleSteady's
 	// other draws are those of a run without them.
@@ -184,29 +241,26 @@ func (w *world) buildLatencies() {
 		n += len(g.Targets)
 	}
 	l.hists = make([]LatencyHistogram, n)
-	// Sized for a bucket or two a sample, as a constant service time
-	// gives; a spread-out one grows them.
-	samples := int(w.cfg.Duration/w.cfg.SampleInterval) + 2
-	l.bySample = make(map[uint64]int, 2*samples)
-	l.samples = make([]sampleLatency, 0, 2*samples)
+}
+
+// latencyHist returns the latency histogram of instance ii's group and
+// target.
+func (w *world) latencyHist(ii uint32) *LatencyHistogram {
+	inst := &w.insts[ii]
+	return &w.lat.hists[w.lat.first[w.clients[inst.client].group]+int(inst.target)]
 }
 
 // recordLatency records k RPCs of instance ii that ended at t, each d
 // after it began.
 func (w *world) recordLatency(ii uint32, t sim.Time, d time.Duration, k int) {
-	inst := &w.insts[ii]
-	l := &w.lat
-	l.hists[l.first[w.clients[inst.client].group]+int(inst.target)].add(d, k)
-	key := uint64(w.sampleOf(t))<<32 | uint64(latBucket(d))
-	i, ok := l.bySample[key]
-	if !ok {
-		i = len(l.samples)
-		l.bySample[key] = i
-		l.samples = append(l.samples, sampleLatency{key: key})
-	}
-	s := &l.samples[i]
-	s.n += int64(k)
-	s.sum += float64(k) * float64(d)
+	w.lat.record(w.latencyHist(ii), w.sampleOf(t), d, k)
+}
+
+// record records k latencies of d in h and in sample.
+func (l *latencies) record(h *LatencyHistogram, sample int, d time.Duration, k int) {
+	i := latBucket(d)
+	h.add(i, d, k)
+	l.bySample.add(sample, i, d, k)
 }
 
 // latencyMetrics adds the RPC latency quantiles, in seconds: the fleet's
@@ -253,8 +307,7 @@ func (w *world) fleetLatency() LatencyHistogram {
 func (w *world) latencySeries(samples int) []Series {
 	p50 := Series{Name: "rpc.latency_p50", Title: "RPC latency p50 (RPCs ended in the sample)", Unit: "ms", Values: make([]float64, samples)}
 	p99 := Series{Name: "rpc.latency_p99", Title: "RPC latency p99 (RPCs ended in the sample)", Unit: "ms", Values: make([]float64, samples)}
-	ss := w.lat.samples
-	slices.SortFunc(ss, func(a, b sampleLatency) int { return cmp.Compare(a.key, b.key) })
+	ss := w.lat.bySample.sorted()
 	for k := range samples {
 		p50.Values[k], p99.Values[k] = math.NaN(), math.NaN()
 	}

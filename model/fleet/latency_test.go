@@ -73,7 +73,7 @@ func TestLatencyQuantilesAreWithinTheBucketError(t *testing.T) {
 			xs := make([]float64, 20_000)
 			for i := range xs {
 				d := tt.draw(r)
-				h.add(d, 1)
+				h.add(latBucket(d), d, 1)
 				xs[i] = float64(d)
 			}
 			slices.Sort(xs)

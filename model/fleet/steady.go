@@ -34,8 +34,11 @@ import (
 // time. The RPCs still in flight when the bulk run ends are drawn
 // exactly (settleSteady) and go on as exact RPCs, so that what ended the
 // run (a backend's crash, the client's stop) ends them as it ends the
-// exact path's. What is not drawn is which backend each RPC that ended
-// went to and the random draws of its pick and service time: the
+// exact path's. Those that ended have the latency the exact path gives
+// them, their service time, drawn given that it ended by the run's end
+// (endedServiceTime; a constant service time needs no draw). What is not
+// drawn is which backend each RPC that ended went to and the random
+// draws of its pick and service time: the
 // client's random stream goes on differently, so a run with steady RPCs
 // is another sample of the same distribution, not the same sample
 // (TestSteadyRPCsAreStatisticallyTheExactOnes).
@@ -206,6 +209,7 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	// are those of a run that records none.
 	w.lat.rng.Reseed(w.cfg.Seed ^ sim.Mix64(uint64(ii)+sim.Golden) ^ sim.Mix64(uint64(inst.arrivals)) ^ latencyStream)
 	fixed, isFixed := st.Fixed()
+	hist := w.latencyHist(ii)
 
 	var n int // the RPCs that ended by t
 	var next sim.Time
@@ -227,11 +231,12 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 		// Each went at once to a READY backend: its latency is its
 		// service time, given that it ended by t.
 		if isFixed {
-			w.recordLatency(ii, end, fixed, k)
+			w.lat.record(hist, w.sampleOf(end), fixed, k)
 			return
 		}
+		sample := w.sampleOf(end)
 		for range k {
-			w.recordLatency(ii, end, w.endedServiceTime(st, t, lo, hi), 1)
+			w.lat.record(hist, sample, w.endedServiceTime(st, t, lo, hi), 1)
 		}
 	}
 	if load.Constant {
