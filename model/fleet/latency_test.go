@@ -289,3 +289,35 @@ func TestRPCLatencySeriesIsTheSamplesQuantiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSampleTableKeepsEveryBucketOfEverySample adds latencies to the
+// per-sample table, through several growths, and checks what sorted
+// returns against the same latencies summed in a map: every (sample,
+// bucket) once, in order, with its count and sum.
+func TestSampleTableKeepsEveryBucketOfEverySample(t *testing.T) {
+	type key struct{ sample, bucket int }
+	want := map[key]sampleLatency{}
+	var tab sampleTable
+	r := sim.NewStream(1, "table")
+	for range 20_000 {
+		sample, k := r.IntN(300), 1+r.IntN(3)
+		d := sim.LogNormal(2*time.Millisecond, 200*time.Millisecond).Sample(r)
+		i := latBucket(d)
+		tab.add(sample, i, d, k)
+		w := want[key{sample, i}]
+		w.key, w.n, w.sum = uint64(sample)<<32|uint64(i), w.n+int64(k), w.sum+float64(k)*float64(d)
+		want[key{sample, i}] = w
+	}
+	got := tab.sorted()
+	if len(got) != len(want) || tab.used != len(want) {
+		t.Fatalf("%d entries (%d used), want %d", len(got), tab.used, len(want))
+	}
+	for j, s := range got {
+		if j > 0 && got[j-1].key >= s.key {
+			t.Fatalf("entry %d (key %x) after key %x: not in order", j, s.key, got[j-1].key)
+		}
+		if w := want[key{int(s.key >> 32), int(s.key & (1<<32 - 1))}]; s != w {
+			t.Fatalf("entry %d = %+v, want %+v", j, s, w)
+		}
+	}
+}
