@@ -201,6 +201,14 @@ func TestNamesWhoseMetricPathsCollideAreRefused(t *testing.T) {
 	if _, err := parse(t, strings.Replace(doc, "web.rpc.failed", "web.canary", 1)); err != nil {
 		t.Errorf("a dotted name that collides with nothing: %v", err)
 	}
+	// A group with two targets reports each target's latency under
+	// groups.<group>.targets.<target>: a target's name can collide too.
+	doc = strings.Replace(withServer, "name = \"svc\"\n", "name = \"svc\"\n\n[[control_plane.service]]\nname = \"svc.rpc.latency_seconds.p50\"\n", 1)
+	_, err = parse(t, doc)
+	want = `fleet.group[0].targets[1]: the name "svc.rpc.latency_seconds.p50" makes summary.json report`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
 }
 
 // TestAQuotedNumberIsAStringWhateverItsDigits: a quoted integer in range is

@@ -62,9 +62,11 @@ const (
 	perEndpointView = 64
 	// perSeriesSample and perSampleFixed are one value of one time series,
 	// kept during the run and rendered into the report, and the data
-	// plane's per-sample buckets.
+	// plane's per-sample buckets, with the latencies of the RPCs that
+	// ended in the sample (one or two latency buckets, 48 bytes each, at
+	// a constant service time).
 	perSeriesSample = 24
-	perSampleFixed  = 256
+	perSampleFixed  = 352
 	// perWorker is a control plane worker's next free time.
 	perWorker = 8
 )
@@ -86,7 +88,7 @@ func (s *Scenario) Estimate() Estimate {
 
 	seconds := s.Duration.Seconds()
 	samples := int64(s.Duration/max(s.SampleInterval, 1)) + 1
-	series := int64(20 + 8*len(s.ControlPlanes))
+	series := int64(22 + 8*len(s.ControlPlanes))
 	restarts := 0.0
 	for _, r := range s.Fleet.Restarts {
 		restarts += r.Fraction

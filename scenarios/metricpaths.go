@@ -30,12 +30,22 @@ func (s *Scenario) validateMetricPaths(c *checker) {
 	}
 }
 
-// metricOwner returns the name key of the group or control plane whose
-// figure path is, and the name: the longest name that prefixes it.
+// metricOwner returns the name key of the group, group target or control
+// plane whose figure path is, and the name: the longest name that
+// prefixes it (a target's figures are under its group's).
 func (s *Scenario) metricOwner(path string) (key, name string) {
 	for i, g := range s.Fleet.Groups {
-		if strings.HasPrefix(path, "groups."+g.Name+".") && len(g.Name) > len(name) {
+		p := "groups." + g.Name + "."
+		if !strings.HasPrefix(path, p) {
+			continue
+		}
+		if len(g.Name) > len(name) {
 			key, name = fmt.Sprintf("fleet.group[%d].name", i), g.Name
+		}
+		for j, t := range g.Targets {
+			if strings.HasPrefix(path, p+"targets."+t+".") && len(g.Targets) > 1 {
+				key, name = fmt.Sprintf("fleet.group[%d].targets[%d]", i, j), t
+			}
 		}
 	}
 	for i, cp := range s.ControlPlanes {

@@ -142,6 +142,21 @@ func (d Dist) Bound() (time.Duration, bool) {
 	return d.a, true
 }
 
+// Fixed returns the one duration d yields and true when it always yields
+// the same one (a constant, or a distribution without spread), and false
+// when its draws vary.
+func (d Dist) Fixed() (time.Duration, bool) {
+	switch d.kind {
+	case distUniform:
+		return d.a, d.a == d.b
+	case distExponential:
+		return 0, d.a == 0
+	case distLogNormal:
+		return d.a, d.sigma == 0
+	}
+	return d.a, true
+}
+
 // Survival returns the probability that a draw of d is longer than x:
 // P(S > x), the share of durations that have not ended x after they began.
 func (d Dist) Survival(x time.Duration) float64 {
@@ -204,6 +219,44 @@ func (d Dist) SampleAbove(r *Rand, x time.Duration) time.Duration {
 		return d.a
 	}
 	return max(s, x+1) // rounded to the nanosecond, still longer than x
+}
+
+// SampleBelow draws a duration from d conditioned on its being at most x,
+// using r: how long something took, given that it ended within x of its
+// start. Survival(x) must be below 1. It is inverse-transform sampling of
+// the conditional distribution: a uniform draw scaled to the probability
+// P(S ≤ x), mapped through d's quantile function.
+func (d Dist) SampleBelow(r *Rand, x time.Duration) time.Duration {
+	var s time.Duration
+	u := 1 - r.Float64() // in (0, 1]
+	switch d.kind {
+	case distUniform:
+		hi := min(float64(d.b), float64(x))
+		s = DurationOf(float64(d.a) + (hi-float64(d.a))*u)
+	case distExponential:
+		if d.a == 0 {
+			return 0
+		}
+		// F(s) = 1 − e^(−s/mean): s = −mean·ln(1 − u·F(x)).
+		m := float64(d.a)
+		s = DurationOf(-m * math.Log1p(u*math.Expm1(-float64(x)/m)))
+	case distLogNormal:
+		if d.sigma == 0 {
+			return d.a
+		}
+		// The lower tail up to x has probability Φ(z(x)); a draw of it is
+		// the standard normal quantile of u·Φ(z(x)), taken from erfcinv
+		// so that a far tail keeps its precision.
+		hi := math.MaxFloat64
+		if x > 0 {
+			hi = (math.Log(float64(x)) - d.mu) / d.sigma
+		}
+		v := u * normalTail(-hi)
+		s = DurationOf(math.Exp(d.mu - d.sigma*math.Sqrt2*math.Erfcinv(2*v)))
+	default:
+		return d.a
+	}
+	return min(max(s, 0), x) // rounded to the nanosecond, still at most x
 }
 
 // normalTail is the standard normal distribution's upper tail at z,

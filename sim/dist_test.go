@@ -272,59 +272,82 @@ func TestSurvivalIsTheShareOfLongerDraws(t *testing.T) {
 	}
 }
 
-// TestSampleAboveIsTheConditionalDraw checks SampleAbove(x) against draws
-// of Sample kept only when longer than x (rejection sampling, the
-// definition of the conditional distribution): every draw is longer than
-// x, and the two samples' means and medians agree within a few percent.
-func TestSampleAboveIsTheConditionalDraw(t *testing.T) {
+// TestConditionalDrawsAreRejectionSampling checks SampleAbove(x) and
+// SampleBelow(x) against draws of Sample kept only when longer than x, or
+// at most x (rejection sampling, the definition of the conditional
+// distribution), x in the body and far in the tails of each distribution.
+func TestConditionalDrawsAreRejectionSampling(t *testing.T) {
 	ms := time.Millisecond
 	for _, tt := range []struct {
-		d Dist
-		x time.Duration
+		d     Dist
+		x     time.Duration
+		above bool
 	}{
-		{Constant(3 * ms), 2 * ms},
-		{UniformDist(10*ms, 30*ms), 5 * ms},
-		{UniformDist(10*ms, 30*ms), 22 * ms},
-		{Exponential(100 * ms), 0},
-		{Exponential(100 * ms), 250 * ms},
-		{LogNormal(10*ms, 80*ms), 0},
-		{LogNormal(10*ms, 80*ms), 5 * ms},
-		{LogNormal(10*ms, 80*ms), 60 * ms},
-		{LogNormal(10*ms, 10*ms), 9 * ms},
+		{Constant(3 * ms), 2 * ms, true},
+		{UniformDist(10*ms, 30*ms), 5 * ms, true},
+		{UniformDist(10*ms, 30*ms), 22 * ms, true},
+		{Exponential(100 * ms), 0, true},
+		{Exponential(100 * ms), 250 * ms, true},
+		{LogNormal(10*ms, 80*ms), 0, true},
+		{LogNormal(10*ms, 80*ms), 5 * ms, true},
+		{LogNormal(10*ms, 80*ms), 60 * ms, true},
+		{LogNormal(10*ms, 10*ms), 9 * ms, true},
+		{Constant(3 * ms), 3 * ms, false},
+		{Constant(3 * ms), 5 * ms, false},
+		{UniformDist(10*ms, 30*ms), 12 * ms, false},
+		{UniformDist(10*ms, 30*ms), 40 * ms, false},
+		{Exponential(100 * ms), 10 * ms, false},
+		{Exponential(100 * ms), 250 * ms, false},
+		{LogNormal(10*ms, 80*ms), 2 * ms, false},
+		{LogNormal(10*ms, 80*ms), 10 * ms, false},
+		{LogNormal(10*ms, 80*ms), 60 * ms, false},
+		{LogNormal(10*ms, 10*ms), 11 * ms, false},
 	} {
-		t.Run(tt.d.String()+">"+tt.x.String(), func(t *testing.T) {
-			const n = 40_000
-			r := NewStream(5, "above")
-			var above, kept []float64
-			for len(kept) < n {
-				if s := tt.d.Sample(r); s > tt.x {
-					kept = append(kept, float64(s))
-				}
-			}
-			for range n {
-				s := tt.d.SampleAbove(r, tt.x)
-				if s <= tt.x {
-					t.Fatalf("SampleAbove(%v) = %v, not longer", tt.x, s)
-				}
-				above = append(above, float64(s))
-			}
-			slices.Sort(above)
-			slices.Sort(kept)
-			mean := func(xs []float64) float64 {
-				var s float64
-				for _, x := range xs {
-					s += x
-				}
-				return s / float64(len(xs))
-			}
-			for _, c := range []struct {
-				what      string
-				got, want float64
-			}{{"mean", mean(above), mean(kept)}, {"median", above[n/2], kept[n/2]}} {
-				if math.Abs(c.got-c.want) > 0.03*c.want {
-					t.Errorf("%s %v, rejection sampling's %v", c.what, time.Duration(c.got), time.Duration(c.want))
-				}
-			}
+		in, draw, name := func(s time.Duration) bool { return s <= tt.x }, tt.d.SampleBelow, "<="
+		if tt.above {
+			in, draw, name = func(s time.Duration) bool { return s > tt.x }, tt.d.SampleAbove, ">"
+		}
+		t.Run(tt.d.String()+name+tt.x.String(), func(t *testing.T) {
+			checkConditionalDraw(t, tt.d, in, func(r *Rand) time.Duration { return draw(r, tt.x) })
 		})
+	}
+}
+
+// checkConditionalDraw compares 40 000 draws of draw, each of which must
+// satisfy in, with as many draws of d kept when they satisfy in: their
+// means and medians must agree within 3 %.
+func checkConditionalDraw(t *testing.T, d Dist, in func(time.Duration) bool, draw func(*Rand) time.Duration) {
+	t.Helper()
+	const n = 40_000
+	r := NewStream(5, "conditional")
+	var got, kept []float64
+	for len(kept) < n {
+		if s := d.Sample(r); in(s) {
+			kept = append(kept, float64(s))
+		}
+	}
+	for range n {
+		s := draw(r)
+		if !in(s) {
+			t.Fatalf("drew %v, outside the condition", s)
+		}
+		got = append(got, float64(s))
+	}
+	slices.Sort(got)
+	slices.Sort(kept)
+	mean := func(xs []float64) float64 {
+		var s float64
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(len(xs))
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{{"mean", mean(got), mean(kept)}, {"median", got[n/2], kept[n/2]}} {
+		if math.Abs(c.got-c.want) > 0.03*c.want {
+			t.Errorf("%s %v, rejection sampling's %v", c.what, time.Duration(c.got), time.Duration(c.want))
+		}
 	}
 }

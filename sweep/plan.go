@@ -20,6 +20,7 @@ import (
 var Headline = []string{
 	"rpc.success_ratio",
 	"rpc.failed",
+	"rpc.latency_seconds.p99",
 	"failure_windows.peak_clients_percent",
 	"failure_windows.duration_seconds.p99",
 	"failure_windows.client_seconds",

@@ -314,7 +314,7 @@ func TestPlanChecksEveryPointAndLabelsWhatIfs(t *testing.T) {
 	if p.Params[0].Label != WhatIf || p.Params[0].Why == "" || p.Params[1].Label != Deployable {
 		t.Errorf("labels: %+v", p.Params)
 	}
-	if !slices.Equal(p.Metrics, []string{"rpc.success_ratio", "rpc.failed", "failure_windows.peak_clients_percent", "failure_windows.duration_seconds.p99", "failure_windows.client_seconds", "xds.resource_timer_spurious", "xds.fallback_switches"}) {
+	if !slices.Equal(p.Metrics, []string{"rpc.success_ratio", "rpc.failed", "rpc.latency_seconds.p99", "failure_windows.peak_clients_percent", "failure_windows.duration_seconds.p99", "failure_windows.client_seconds", "xds.resource_timer_spurious", "xds.fallback_switches"}) {
 		t.Errorf("default metrics %q", p.Metrics)
 	}
 }

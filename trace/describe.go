@@ -106,12 +106,12 @@ func Describe(e *fleet.TraceEvent) string {
 		return fmt.Sprintf("RPC #%d retries in %s", e.RPC, Dur(e.Delay))
 	case fleet.TraceRPC:
 		if e.Code == codes.OK && e.Detail != "" {
-			return fmt.Sprintf("RPC #%d: OK, %s", e.RPC, e.Detail)
+			return fmt.Sprintf("RPC #%d: OK in %s, %s", e.RPC, Dur(e.Latency), e.Detail)
 		}
 		if e.Code == codes.OK {
-			return fmt.Sprintf("RPC #%d: OK", e.RPC)
+			return fmt.Sprintf("RPC #%d: OK in %s", e.RPC, Dur(e.Latency))
 		}
-		return fmt.Sprintf("RPC #%d failed %v (%v)", e.RPC, code(e.Code), e.Cause)
+		return fmt.Sprintf("RPC #%d failed %v (%v) in %s", e.RPC, code(e.Code), e.Cause, Dur(e.Latency))
 	case fleet.TraceSteadyRPCs:
 		return fmt.Sprintf("%d RPCs since %s went at once to READY backends and succeeded", e.Count, Dur(e.Since))
 	case fleet.TraceWindowOpen:

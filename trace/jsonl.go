@@ -42,11 +42,14 @@ type jsonEvent struct {
 	Backend  string      `json:"backend,omitempty"`
 	Code     string      `json:"code,omitempty"`
 	Cause    string      `json:"cause,omitempty"`
-	Count    int         `json:"count,omitempty"`
-	SinceNS  *int64      `json:"since_ns,omitempty"`
-	Detail   string      `json:"detail,omitempty"`
-	Text     string      `json:"text"`
-	Rule     string      `json:"rule,omitempty"`
+	// LatencyNS is an rpc event's latency: from its start to its final
+	// status; 0 is told (an RPC that failed at once).
+	LatencyNS *int64 `json:"latency_ns,omitempty"`
+	Count     int    `json:"count,omitempty"`
+	SinceNS   *int64 `json:"since_ns,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	Text      string `json:"text"`
+	Rule      string `json:"rule,omitempty"`
 }
 
 type jsonStatus struct {
@@ -118,6 +121,10 @@ func toJSON(e *fleet.TraceEvent) *jsonEvent {
 		}
 		if e.Code != codes.OK || e.Cause != 0 {
 			j.Cause = e.Cause.String()
+		}
+		if e.Kind == fleet.TraceRPC {
+			latency := int64(e.Latency)
+			j.LatencyNS = &latency
 		}
 	case fleet.TraceWindowClose:
 		j.Count, j.Cause = e.Count, e.Cause.String()

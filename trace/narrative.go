@@ -228,8 +228,10 @@ func (r *rpcLine) add(e *fleet.TraceEvent) {
 		case final != r.last || r.attempts > 1:
 			r.parts = append(r.parts, "→ RPC "+final)
 		}
-		if d := e.At - r.at; d > 0 {
-			r.parts = append(r.parts, "in "+Dur(d))
+		// Its latency counts from its start, a wait for a first config
+		// before its pick included.
+		if e.Latency > 0 {
+			r.parts = append(r.parts, "in "+Dur(e.Latency))
 		}
 		r.shape = append(r.shape, "= "+final)
 	}

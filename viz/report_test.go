@@ -129,7 +129,7 @@ func TestReportOfARunHasEveryChart(t *testing.T) {
 	page := render(t, r, exp...)
 	cs := pageCharts(t, page)
 	want := []string{
-		"chart_rpc_clients_failing", "chart_rpc_error_rate", "chart_rpc_codes",
+		"chart_rpc_clients_failing", "chart_rpc_error_rate", "chart_rpc_codes", "chart_rpc_latency",
 		"chart_tracks",
 		"chart_xds_connectivity", "chart_xds_connected_by_group", "chart_xds_resources", "chart_xds_fallback",
 		"chart_a78_connected", "chart_a78_server_failure", "chart_a78_updates", "chart_a78_resources",

@@ -143,7 +143,8 @@ func causeLines(ss *seriesSet, prefix string) []line {
 
 func rpcSection(r *fleet.Results, ss *seriesSet) section {
 	sec := section{ID: "rpc", Title: "RPC failures",
-		Lead: "Which share of client channels were in an RPC failure window, and which share of RPCs failed, stacked by root cause. " +
+		Lead: "Which share of client channels were in an RPC failure window, and which share of RPCs failed, stacked by root cause; " +
+			"how long the RPCs that ended in each sample took, from their start to their final status. " +
 			"Shaded spans are the scenario's faults; drag the slider (or scroll) to zoom, and every time chart follows."}
 	total := ss.lines(line{name: "rpc.clients_failing", color: colorBad})
 	causes := causeLines(ss, "rpc.clients_failing.")
@@ -163,6 +164,11 @@ func rpcSection(r *fleet.Results, ss *seriesSet) section {
 	}
 	sec.addTime(r, timeSpec{id: "chart_rpc_codes", title: "RPCs ended per second, by status code",
 		left: "RPCs/s", lines: legend(codes, "rpc.rate.")})
+	sec.addTime(r, timeSpec{id: "chart_rpc_latency", title: "RPC latency, p50 and p99 per sample",
+		left: "ms", lines: legend(ss.lines(
+			line{name: "rpc.latency_p50", color: colorInfo},
+			line{name: "rpc.latency_p99", color: colorWaiting},
+		), "rpc.latency_")})
 	ss.take("rpc.success_ratio") // the error rate shows it, by cause
 	return sec
 }

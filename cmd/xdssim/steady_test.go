@@ -17,10 +17,12 @@ import (
 // steadyMetrics are the figures a bulk run of steady RPCs must leave
 // unchanged in distribution: how many RPCs, how they ended and how many
 // had no outcome (unanswered: in flight when their client stopped or the
-// run ended), failures and retries, and the failure windows they make.
+// run ended), failures and retries, the failure windows they make, and
+// the RPCs' latency quantiles.
 var steadyMetrics = []string{
 	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "sessions.started",
 	"failure_windows.count", "failure_windows.client_seconds",
+	"rpc.latency_seconds.p50", "rpc.latency_seconds.p90", "rpc.latency_seconds.p99", "rpc.latency_seconds.p999",
 }
 
 // unanswered is rpc.total less the RPCs of every code.
@@ -144,6 +146,7 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				exact   bool
 				figures [][]float64
 				windows []float64 // durations, seconds
+				latency []int64   // every run's RPC latencies, by bucket
 			}
 			sides := [2]side{{exact: true}, {exact: false}}
 			for i := range sides {
@@ -169,6 +172,12 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 						if _, ok := in.WindowCause(); ok {
 							sd.windows = append(sd.windows, (in.End - in.Start).Seconds())
 						}
+					}
+					if sd.latency == nil {
+						sd.latency = make([]int64, len(res.RPCLatency.Counts()))
+					}
+					for i, n := range res.RPCLatency.Counts() {
+						sd.latency[i] += n
 					}
 				}
 			}
@@ -198,6 +207,11 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				if d, p := ksTest(exact.windows, bulk.windows); p < ksAlpha {
 					t.Errorf("failure window durations: %d exact, %d bulk: Kolmogorov–Smirnov D = %.3f, p = %.2g",
 						len(exact.windows), len(bulk.windows), d, p)
+				}
+			}
+			if tc.ks {
+				if d, p, ne, nb := ksBinned(exact.latency, bulk.latency); p < ksAlpha {
+					t.Errorf("RPC latencies: %d exact, %d bulk: Kolmogorov–Smirnov D = %.4f, p = %.2g", ne, nb, d, p)
 				}
 			}
 		})
@@ -257,8 +271,35 @@ func ksTest(a, b []float64) (d, p float64) {
 	if len(a) == 0 || len(b) == 0 {
 		return d, 0
 	}
-	ne := math.Sqrt(float64(len(a)) * float64(len(b)) / float64(len(a)+len(b)))
-	return d, kolmogorovQ((ne + 0.12 + 0.11/ne) * d)
+	return d, ksP(d, len(a), len(b))
+}
+
+// ksP is the two-sample Kolmogorov–Smirnov p-value of D for samples of
+// na and nb values (ksTest).
+func ksP(d float64, na, nb int) float64 {
+	ne := math.Sqrt(float64(na) * float64(nb) / float64(na+nb))
+	return kolmogorovQ((ne + 0.12 + 0.11/ne) * d)
+}
+
+// ksBinned is ksTest of two samples given as counts in the same bins
+// (fleet.LatencyHistogram.Counts): D is the largest distance between
+// their cumulative shares at the bins' bounds, which is ksTest's D of the
+// values with each bin's values tied; na and nb are the samples' sizes.
+func ksBinned(a, b []int64) (d, p float64, na, nb int64) {
+	for i := range a {
+		na += a[i]
+		nb += b[i]
+	}
+	if na == 0 || nb == 0 {
+		return 1, 0, na, nb
+	}
+	var ca, cb int64
+	for i := range a {
+		ca += a[i]
+		cb += b[i]
+		d = max(d, math.Abs(float64(ca)/float64(na)-float64(cb)/float64(nb)))
+	}
+	return d, ksP(d, int(na), int(nb)), na, nb
 }
 
 // kolmogorovQ is the Kolmogorov distribution's upper tail,
@@ -307,6 +348,21 @@ func TestKSTestHasTheKolmogorovDistribution(t *testing.T) {
 		d, p := ksTest(tt.a, tt.b)
 		if math.Abs(d-tt.d) > 1e-12 || tt.pBelow > 0 && p >= tt.pBelow || p <= tt.pAbove {
 			t.Errorf("%s: D = %v, p = %v; want D = %v, p in (%v, %v)", tt.name, d, p, tt.d, tt.pAbove, tt.pBelow)
+		}
+		// The same values counted in bins of width 1 (whole numbers
+		// from 0 to 20), as ksBinned takes them, give the same test.
+		if len(tt.a) == 0 || len(tt.b) == 0 {
+			continue
+		}
+		var ba, bb [21]int64
+		for _, x := range tt.a {
+			ba[int(x)]++
+		}
+		for _, x := range tt.b {
+			bb[int(x)]++
+		}
+		if bd, bp, _, _ := ksBinned(ba[:], bb[:]); math.Abs(bd-d) > 1e-12 || math.Abs(bp-p) > 1e-12 {
+			t.Errorf("%s in bins: D = %v, p = %v; the values' D = %v, p = %v", tt.name, bd, bp, d, p)
 		}
 	}
 }

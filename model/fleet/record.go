@@ -304,6 +304,7 @@ func metrics(cfg *Config, w *world) []Metric {
 		add(p+"peak_queue_depth", float64(t.PeakQueueDepth))
 	}
 	dataPlaneMetrics(cfg, w, add)
+	latencyMetrics(cfg, w, add)
 	groupMetrics(cfg, w, add)
 	sort.Slice(m, func(i, j int) bool { return m[i].Path < m[j].Path })
 	return m

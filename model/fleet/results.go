@@ -47,6 +47,10 @@ type Results struct {
 	// Histograms are distributions of values observed during the run.
 	Histograms []Histogram
 
+	// RPCLatency is the distribution of the fleet's RPC latencies, each
+	// from the RPC's start to its final status (latency.go).
+	RPCLatency LatencyHistogram
+
 	// Intervals are per-entity spans of virtual time (a client's lifetime,
 	// later its RPC failure windows), sorted by Start, then Entity.
 	Intervals []Interval

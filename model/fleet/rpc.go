@@ -27,8 +27,10 @@ type rpc struct {
 	instGen uint32 // the instance's rpcGen when the RPC began
 	gen     uint32 // bumped when the slot is reused; events carry it
 	session int32  // -1: none
-	// id numbers the RPC within the run (traces name it).
-	id uint64
+	// id numbers the RPC within the run (traces name it); began is when
+	// it began, which its latency counts from.
+	id    uint64
+	began sim.Time
 	// cfg and cluster are the config the RPC began on and the cluster its
 	// route picked in it (gRFC A28: once per RPC, its retries included).
 	cfg     *dataplane.Config
@@ -106,9 +108,14 @@ type windowRecord struct {
 	w      dataplane.Window
 }
 
-func (w *world) bucketAt(t sim.Time) *bucket {
+// sampleOf returns the sample whose interval ((k-1)I, kI] holds t.
+func (w *world) sampleOf(t sim.Time) int {
 	iv := int64(w.cfg.SampleInterval)
-	k := int((int64(t) + iv - 1) / iv)
+	return int((int64(t) + iv - 1) / iv)
+}
+
+func (w *world) bucketAt(t sim.Time) *bucket {
+	k := w.sampleOf(t)
 	for len(w.dp.buckets) <= k {
 		w.dp.buckets = append(w.dp.buckets, bucket{})
 	}
@@ -265,7 +272,7 @@ func (w *world) arrive(ii uint32) {
 				Detail: "the resolver reported an error",
 				Rule:   pickRule(&dataplane.Pick{Result: dataplane.Failed, NoConfig: true}, 0, false)})
 		}
-		w.finish(ii, id, now, codes.Unavailable, w.noConfigCause(ii), false)
+		w.finish(ii, id, now, now, codes.Unavailable, w.noConfigCause(ii), false)
 		return
 	}
 	s := w.newRPC(ii, id, now)
@@ -293,7 +300,7 @@ func (w *world) newRPC(ii uint32, id uint64, began sim.Time) uint32 {
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	s := w.rpcs.alloc()
 	r := &w.rpcs.slots[s]
-	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id}
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began}
 	if load.Deadline > 0 {
 		r.deadline = began.Add(load.Deadline)
 	}
@@ -333,7 +340,7 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 				Detail: "no route matches " + m.Path, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
 		}
 		w.rpcs.free(s)
-		w.finish(ii, r.id, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
+		w.finish(ii, r.id, r.began, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
 		return
 	}
 	r.cfg, r.cluster = cfg, int32(route.PickCluster(w.clients[inst.client].rng))
@@ -371,7 +378,7 @@ func (w *world) configChanged(ii uint32) {
 			continue
 		}
 		w.rpcs.free(s)
-		w.finish(ii, r.id, now, codes.Unavailable, w.noConfigCause(ii), false)
+		w.finish(ii, r.id, r.began, now, codes.Unavailable, w.noConfigCause(ii), false)
 	}
 }
 
@@ -463,7 +470,7 @@ func (w *world) attemptDone(ev sim.Event) {
 		// there is none is as things stand now.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
 		w.rpcs.free(s)
-		w.finish(ii, r.id, w.kernel.Now(), code, w.noConfigCause(ii), false)
+		w.finish(ii, r.id, r.began, w.kernel.Now(), code, w.noConfigCause(ii), false)
 		return
 	}
 	inst.ch.Finished(r.backend)
@@ -505,9 +512,9 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	}
 	// When the deadline runs out while the RPC waits to retry, it ends
 	// DEADLINE_EXCEEDED and the failure that made it retry is the cause.
-	ii, broken, id := r.inst, r.broken, r.id
+	ii, broken, id, began := r.inst, r.broken, r.id, r.began
 	w.rpcs.free(s)
-	w.finish(ii, id, d.At, d.Code, cause, broken)
+	w.finish(ii, id, began, d.At, d.Code, cause, broken)
 }
 
 // rpcRetry starts a retry attempt.
@@ -525,10 +532,12 @@ func (w *world) rpcRetry(ev sim.Event) {
 	w.attempt(s, w.kernel.Now(), 0)
 }
 
-// finish records the final outcome at t of RPC number id.
-func (w *world) finish(ii uint32, id uint64, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
+// finish records the final outcome at t of RPC number id, which began at
+// began.
+func (w *world) finish(ii uint32, id uint64, began, t sim.Time, code codes.Code, cause dataplane.Cause, broken bool) {
+	w.recordLatency(ii, t, t.Sub(began), 1)
 	if w.tracing(ii) {
-		e := TraceEvent{Kind: TraceRPC, Code: code, RPC: id, Rule: ruleRPC}
+		e := TraceEvent{Kind: TraceRPC, Code: code, RPC: id, Latency: t.Sub(began), Rule: ruleRPC}
 		if code != codes.OK {
 			e.Cause = cause
 		}

@@ -34,8 +34,11 @@ import (
 // time. The RPCs still in flight when the bulk run ends are drawn
 // exactly (settleSteady) and go on as exact RPCs, so that what ended the
 // run (a backend's crash, the client's stop) ends them as it ends the
-// exact path's. What is not drawn is which backend each RPC that ended
-// went to and the random draws of its pick and service time: the
+// exact path's. Those that ended have the latency the exact path gives
+// them, their service time, drawn given that it ended by the run's end
+// (endedServiceTime; a constant service time needs no draw). What is not
+// drawn is which backend each RPC that ended went to and the random
+// draws of its pick and service time: the
 // client's random stream goes on differently, so a run with steady RPCs
 // is another sample of the same distribution, not the same sample
 // (TestSteadyRPCsAreStatisticallyTheExactOnes).
@@ -201,6 +204,13 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	iv := sim.Time(w.cfg.SampleInterval)
 	fly := w.flying[:0]
 
+	// The latencies of the RPCs that ended are drawn from a stream of
+	// their own (the same bulk run's), so that the draws above and below
+	// are those of a run that records none.
+	w.lat.rng.Reseed(w.cfg.Seed ^ sim.Mix64(uint64(ii)+sim.Golden) ^ sim.Mix64(uint64(inst.arrivals)) ^ latencyStream)
+	fixed, isFixed := st.Fixed()
+	hist := w.latencyHist(ii)
+
 	var n int // the RPCs that ended by t
 	var next sim.Time
 	// A bulk run's cluster has one locality, or its locality is not
@@ -213,7 +223,9 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 			loc = 0
 		}
 	}
-	ended := func(arrived sim.Time, k int) {
+	// ended counts k RPCs that began at times in [lo, hi] (lo == hi: at
+	// lo) and ended by t, arrived standing for when they began.
+	ended := func(arrived sim.Time, k int, lo, hi sim.Time) {
 		if k == 0 {
 			return
 		}
@@ -224,10 +236,21 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 		w.bucketAt(arrived).attempts += int32(k)
 		// They ended by t: a mean service time after they began, at
 		// the latest just before t.
-		b := w.bucketAt(min(arrived.Add(delay), t-1))
+		end := min(arrived.Add(delay), t-1)
+		b := w.bucketAt(end)
 		b.ok += k
 		b.byCode[codes.OK] += int32(k)
 		w.dp.byCode[codes.OK] += k
+		// Each went at once to a READY backend: its latency is its
+		// service time, given that it ended by t.
+		if isFixed {
+			w.lat.record(hist, w.sampleOf(end), fixed, k)
+			return
+		}
+		sample := w.sampleOf(end)
+		for range k {
+			w.lat.record(hist, sample, w.endedServiceTime(st, t, lo, hi), 1)
+		}
 	}
 	if load.Constant {
 		// Arrivals at from + k·gap, k >= 1, the ones before t.
@@ -236,7 +259,7 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 			at := from.Add(time.Duration(i) * gap)
 			age := time.Duration(t - at)
 			if p := st.Survival(age); p == 0 || p < 1 && rng.Float64() >= p {
-				ended(at, 1)
+				ended(at, 1, at, at)
 				continue
 			}
 			fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
@@ -262,14 +285,14 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 					at := cur + sim.Time(rng.Float64()*float64(stop-cur))
 					age := time.Duration(t - at)
 					if q := st.Survival(age) / p; q < 1 && rng.Float64() >= q {
-						ended(mid, 1)
+						ended(mid, 1, at, at)
 						continue
 					}
 					fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
 				}
 				mean *= 1 - p
 			}
-			ended(mid, rng.Poisson(mean))
+			ended(mid, rng.Poisson(mean), cur, stop)
 			cur = stop
 		}
 		next = t.Add(rng.Exp(gap))
@@ -307,6 +330,34 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	}
 	w.flying = fly[:0]
 	return next
+}
+
+// latencyStream keys the streams that draw the latencies of bulk runs'
+// RPCs.
+var latencyStream = sim.HashKey("rpc latency")
+
+// endedServiceTime draws the service time of an RPC of a bulk run that
+// began at a uniform time a in [lo, hi] and ended by t, from service time
+// st: st conditioned on being at most t − a, which is what the exact path
+// has for an RPC that ended by t. A draw of st that is at most t − hi
+// satisfies it whatever a; otherwise a is drawn, and a draw above t − a
+// is replaced by one of st given that it is at most t − a (sim.Dist
+// SampleBelow): with probability P(S ≤ x) the first draw, else the
+// conditional one, which together are S given S ≤ x.
+func (w *world) endedServiceTime(st sim.Dist, t, lo, hi sim.Time) time.Duration {
+	rng := &w.lat.rng
+	s := st.Sample(rng)
+	if s <= t.Sub(hi) {
+		return s
+	}
+	a := lo
+	if hi > lo {
+		a += sim.Time(rng.Float64() * float64(hi-lo))
+	}
+	if x := t.Sub(a); s > x {
+		return st.SampleBelow(rng, x)
+	}
+	return s
 }
 
 // thinningAges returns the ages at which settleSteady takes a new bound

@@ -15,7 +15,8 @@ import (
 // TestSteadyRPCsAtAConstantRateCountExactly checks the bulk accounting
 // against the exact path where both are deterministic: RPCs at a constant
 // rate to backends with a constant service time. Every count the outputs
-// show is the same, the RPCs per sample included; only the kernel events
+// show is the same, the RPCs per sample and the latency quantiles
+// included; only the kernel events
 // fall, from two per RPC to a few per client. What ends the bulk runs
 // ends the RPCs in flight as the exact path does: a backend crash fails
 // those in flight to it (the first backend, or all three, for 10 s),
@@ -53,12 +54,13 @@ func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, m := range []string{"rpc.total", "rpc.failed", "rpc.by_code.OK", "rpc.by_code.UNAVAILABLE", "retries.attempts",
-					"failure_windows.count", "failure_windows.client_seconds"} {
+					"failure_windows.count", "failure_windows.client_seconds",
+					"rpc.latency_seconds.p50", "rpc.latency_seconds.p90", "rpc.latency_seconds.p99", "rpc.latency_seconds.p999"} {
 					if a, b := metric(t, exact, m), metric(t, steady, m); a != b {
 						t.Errorf("%s: exact %v, steady %v", m, a, b)
 					}
 				}
-				var names []string // every RPC series: rates by code, by cause, clients failing
+				var names []string // every RPC series: rates by code, by cause, clients failing, latency
 				for _, s := range exact.Series {
 					if strings.HasPrefix(s.Name, "rpc.") {
 						names = append(names, s.Name)

@@ -39,6 +39,7 @@ const (
 	// TraceRevert: the active channel moved back to the first server.
 	TraceRevert
 	// TraceRPC: an RPC ended with Code; a failure carries its Cause.
+	// Latency is its time from its start to this final status.
 	TraceRPC
 	// TraceConnect: the instance's channel to Server started a connect
 	// attempt.
@@ -165,6 +166,10 @@ type TraceEvent struct {
 	Attempt   int
 	Backend   string
 	Throttled bool
+	// Latency is a TraceRPC's time from the RPC's start to its final
+	// status: its wait for a first config, every attempt and the retry
+	// backoff; the deadline at most.
+	Latency time.Duration
 	// Detail says more, in words (a response's invalid resources).
 	Detail string
 	// Rule names what the event follows: the gRFC section or the real

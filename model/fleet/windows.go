@@ -202,6 +202,7 @@ func (w *world) dataPlaneSeries(samples int) []Series {
 		}
 	}
 	out = append(out, success)
+	out = append(out, w.latencySeries(samples)...)
 	for _, c := range reportedCodes {
 		if w.dp.byCode[c.code] == 0 {
 			continue

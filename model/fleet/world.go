@@ -116,6 +116,7 @@ type world struct {
 	ages      []time.Duration
 	settleRng sim.Rand
 	dp        dpCounters
+	lat       latencies
 	groups    []groupCounters // per group, in Config order
 	// sources labels the incidents windows are attributed to (see
 	// attribute), by index.
@@ -357,6 +358,7 @@ func build(cfg Config) (*world, error) {
 		}
 	}
 	w.buildDataPlane()
+	w.buildLatencies()
 	if err := w.scheduleFaultsAndChanges(); err != nil {
 		return nil, err
 	}
@@ -487,6 +489,7 @@ func (w *world) results() *Results {
 		TrackInterval:  w.trackInterval(),
 		Tracks:         w.tr.tracks,
 		Histograms:     slices.Clone(w.hists[:]),
+		RPCLatency:     w.fleetLatency(),
 		Intervals:      append(w.intervals, w.windowIntervals()...),
 		Faults:         w.spans,
 		Resolved:       w.cfg.Resolved,
