@@ -191,7 +191,7 @@ func importScenario(name, dir string, boots []*mesh.Bootstrap, dumps []*mesh.Dum
 	fmt.Fprintf(&b, "# A starter scenario for your own mesh, written by xdssim import from\n# %s and %s.\n",
 		strings.Join(mapRel(dir, boots), ", "), strings.Join(files, ", "))
 	b.WriteString("# Set each group's profile to the gRPC implementation it runs, its clients\n# and RPC rate to your fleet's, and uncomment the fault to try an outage.\n")
-	fmt.Fprintf(&b, "name = %s\ndescription = %s\nduration = \"10m\"\n", q(name), q("your mesh, from "+strings.Join(files, ", ")))
+	fmt.Fprintf(&b, "format = %d\nname = %s\ndescription = %s\nduration = \"10m\"\n", scenarios.CurrentFormat, q(name), q("your mesh, from "+strings.Join(files, ", ")))
 	for i, uri := range uris {
 		fmt.Fprintf(&b, "\n[[control_plane]]\nname = %s\nserver_uri = %s\nresources = %s\n", q(serverName(uri, i)), q(uri), list(files))
 	}

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xdssim/xdssim/scenarios"
 )
 
 const libMesh = "../../scenarios/library/mesh/"
@@ -72,7 +75,8 @@ func TestLintNACKsPerProfile(t *testing.T) {
 // TestImportRunsTheSameOnEveryFormat: xdssim import on the library's
 // bootstrap and dump, then xdssim run on what it wrote, works with the
 // dump as plain JSON, as YAML and as a CSDS ClientStatusResponse, and the
-// three runs write byte-identical summary.json files.
+// three runs write byte-identical summary.json files. What it writes is of
+// the current scenario format, so that it runs without a warning.
 func TestImportRunsTheSameOnEveryFormat(t *testing.T) {
 	var summaries [][]byte
 	for _, dump := range []string{"shop.json", "shop.yaml", "shop.csds.json"} {
@@ -88,8 +92,11 @@ func TestImportRunsTheSameOnEveryFormat(t *testing.T) {
 		if !strings.Contains(stderr, "certificate_providers") || !strings.Contains(stderr, "outlier_detection") {
 			t.Errorf("import %s: stderr does not list what is not used or modelled:\n%s", dump, stderr)
 		}
+		if doc, err := os.ReadFile(scenario); err != nil || !bytes.Contains(doc, []byte(fmt.Sprintf("\nformat = %d\n", scenarios.CurrentFormat))) {
+			t.Errorf("import %s wrote no format = %d: %v\n%s", dump, scenarios.CurrentFormat, err, doc)
+		}
 		out := filepath.Join(dir, "out")
-		if code, _, stderr := runMain(t, "run", scenario, "--out", out, "--set", "duration=1m", "--set", "fleet.group[0].clients=20", "--quiet"); code != exitOK {
+		if code, _, stderr := runMain(t, "run", scenario, "--out", out, "--set", "duration=1m", "--set", "fleet.group[0].clients=20", "--quiet"); code != exitOK || strings.Contains(stderr, "warning") {
 			t.Fatalf("run %s: exit %d: %s", dump, code, stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
