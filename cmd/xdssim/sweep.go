@@ -563,8 +563,11 @@ func printRecommendation(w io.Writer, res *sweep.Result, ref string, quiet bool)
 }
 
 // printExpectations lists the points at which runs breached the
-// scenario's expectations.
+// scenario's expectations. They describe the scenario as written, not
+// what the sweep looks for: a point that changes it may well breach them,
+// and says nothing of the recommendation.
 func printExpectations(w io.Writer, res *sweep.Result) {
+	head := false
 	for i, e := range res.Expect {
 		var at []string
 		for _, p := range res.Points {
@@ -572,9 +575,18 @@ func printExpectations(w io.Writer, res *sweep.Result) {
 				at = append(at, fmt.Sprintf("%d (%d of %d runs)", p.Index, n, p.Seeds))
 			}
 		}
-		if len(at) > 0 {
-			fmt.Fprintf(w, "expectation %s breached at point %s\n", e, strings.Join(at, ", "))
+		if len(at) == 0 {
+			continue
 		}
+		if !head {
+			fmt.Fprintln(w, "the scenario's own expectations ([[expect]]) describe it as written, not what the sweep looks for; breached:")
+			head = true
+		}
+		points := "point "
+		if len(at) > 1 {
+			points = "points "
+		}
+		fmt.Fprintf(w, "  %s at %s%s\n", e, points, strings.Join(at, ", "))
 	}
 }
 

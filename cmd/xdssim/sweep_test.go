@@ -303,3 +303,20 @@ func TestEachCommandsHelpListsTheExitCodesItCanReturn(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepListsTheScenariosExpectationsItBreached: a [[expect]] of the
+// scenario is counted at every point, listed with the points and runs
+// that breached it under a heading that says it is not the sweep's goal,
+// and does not change the exit code; one never breached is not listed.
+func TestSweepListsTheScenariosExpectationsItBreached(t *testing.T) {
+	code, stdout, stderr := runMain(t, "sweep", outage, "--out", t.TempDir(), "--seeds", "2", "--max-seeds", "2",
+		"--param", "fleet.restart[0].fraction=0.1,0.5", "--add", `expect={metric="fleet.starts", max=1}`, "--add", `expect={metric="fleet.starts", min=1}`)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	want := "the scenario's own expectations ([[expect]]) describe it as written, not what the sweep looks for; breached:\n" +
+		"  fleet.starts <= 1 at points 0 (2 of 2 runs), 1 (2 of 2 runs)\n"
+	if !strings.Contains(stdout, want) || strings.Contains(stdout, "fleet.starts >= 1") {
+		t.Errorf("stdout has not exactly the breached expectation:\n%s", stdout)
+	}
+}
