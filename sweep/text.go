@@ -95,6 +95,13 @@ func without(xs []int, x int) []int {
 	return out
 }
 
+// EqualOnEverySeed reports whether the pick is tied with other settings
+// whose objective is equal to its own on every seed: then SureText names
+// them, and no runner-up or paired interval adds anything.
+func (r *Result) EqualOnEverySeed(p Pick) bool {
+	return p.Best >= 0 && p.Separated && len(without(p.Survivors, p.Best)) > 0
+}
+
 // SureText says how sure a pick is: selected with its probability of
 // correct selection, tied (equal on every seed), or not separated within
 // the seeds.
@@ -103,8 +110,8 @@ func (r *Result) SureText(p Pick) string {
 	switch {
 	case p.Best < 0:
 		return ""
-	case p.Separated && len(others) > 0:
-		return "tied with " + r.SettingsText(others) + ": equal on every seed"
+	case r.EqualOnEverySeed(p):
+		return "tied with " + r.VerdictsText(others) + ": equal on every seed, so choose between them on other grounds"
 	case p.Separated && len(p.Meeting)+len(p.Undecided) == 1:
 		return "the only setting not known to break a constraint"
 	case p.Separated:

@@ -209,15 +209,22 @@ func recommendation(r *sweep.Result) (*pickView, string) {
 	if p.Best < 0 {
 		return nil, r.NoPickText(p, r.ConditionsText())
 	}
-	pv := &pickView{Setting: r.SettingText(p.Best), Verdict: "meets every constraint " + r.ConditionsText(),
+	verdict := "meets every constraint "
+	if len(r.Constraints) == 0 {
+		verdict = "the best objective (no constraint) "
+	}
+	pv := &pickView{Setting: r.SettingText(p.Best), Verdict: verdict + r.ConditionsText(),
 		Seeds: r.Settings[p.Best].Seeds, Objective: p.Objective.Text("–"), Metric: r.ObjectiveMetric(), Sure: r.SureText(p)}
 	if r.Conditions() > 1 {
 		pv.Metric += " (seed by seed, the mean over the conditions)"
 	}
-	if p.RunnerUp >= 0 {
+	if p.RunnerUp >= 0 && !r.EqualOnEverySeed(p) {
 		pv.RunnerUp = r.VerdictText(p.RunnerUp) + ": " + sweep.Signed(p.Diff) + " (runner-up − recommended, paired by seed)"
 	}
-	pv.Tied, pv.Better = r.VerdictsText(p.Tied), r.SettingsText(p.Better)
+	if !r.EqualOnEverySeed(p) {
+		pv.Tied = r.VerdictsText(p.Tied)
+	}
+	pv.Better = r.SettingsText(p.Better)
 	pv.Reproduce, _ = r.Reproduce(r.Scenario)
 	return pv, ""
 }

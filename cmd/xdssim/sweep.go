@@ -525,28 +525,32 @@ func printRecommendation(w io.Writer, res *sweep.Result, ref string, quiet bool)
 		fmt.Fprintln(w, res.NoPickText(p, res.ConditionsText()))
 	} else {
 		st := res.Settings[p.Best]
-		fmt.Fprintf(w, "recommended: %s: meets every constraint %s (%d seeds each)\n", res.SettingText(p.Best), res.ConditionsText(), st.Seeds)
+		what := "meets every constraint"
+		if len(res.Constraints) == 0 {
+			what = "the best objective (no constraint)"
+		}
+		fmt.Fprintf(w, "recommended: %s: %s %s (%d seeds each)\n", res.SettingText(p.Best), what, res.ConditionsText(), st.Seeds)
 		m := res.ObjectiveMetric()
 		fmt.Fprintf(w, "  %s = %s", m, p.Objective.Text("-"))
 		if res.Conditions() > 1 {
 			fmt.Fprint(w, " (seed by seed, the mean over the conditions)")
 		}
 		fmt.Fprintf(w, "\n  %s\n", res.SureText(p))
-		if p.RunnerUp >= 0 {
+		if p.RunnerUp >= 0 && !res.EqualOnEverySeed(p) {
 			fmt.Fprintf(w, "  runner-up %s: %s (runner-up − recommended, paired by seed)\n", res.VerdictText(p.RunnerUp), sweep.Signed(p.Diff))
 		}
-		if len(p.Tied) > 0 {
+		if len(p.Tied) > 0 && !res.EqualOnEverySeed(p) {
 			fmt.Fprintf(w, "  tied with it (the paired interval holds 0): %s\n", res.VerdictsText(p.Tied))
 		}
 		if len(p.Better) > 0 {
 			fmt.Fprintf(w, "  maybe better but not known to meet the constraints (undecided): %s\n", res.SettingsText(p.Better))
 		}
 		cmd, cond := res.Reproduce(ref)
-		what := ""
+		hardest := ""
 		if res.Conditions() > 1 {
-			what = " under its hardest condition (" + strings.Join(cond, " ") + ")"
+			hardest = " under its hardest condition (" + strings.Join(cond, " ") + ")"
 		}
-		fmt.Fprintf(w, "  reproduce%s: %s\n", what, cmd)
+		fmt.Fprintf(w, "  reproduce%s: %s\n", hardest, cmd)
 	}
 	if quiet || len(res.PerCondition) == 0 {
 		return

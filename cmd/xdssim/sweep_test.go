@@ -29,7 +29,7 @@ func TestSweepWritesItsOutputsAndTheRecommendation(t *testing.T) {
 		"knobs (what the sweep may recommend): fleet.group[0].servers",
 		"conditions (what the setting must hold under): fleet.restart[0].downtime",
 		"objective: minimize failure_windows.client_seconds, the mean over the seeds and conditions (from the [sweep] table of outage)",
-		`recommended: fleet.group[0].servers=["primary", "fallback"]: meets every constraint under every swept condition (3 seeds each)`,
+		`recommended: fleet.group[0].servers=["primary", "fallback"]: the best objective (no constraint) under every swept condition (3 seeds each)`,
 		`reproduce under its hardest condition (fleet.restart[0].downtime=1s): xdssim run ../../sweep/testdata/outage.toml --seed 1 --set 'fleet.group[0].servers=["primary", "fallback"]' --set 'fleet.restart[0].downtime=1s'`,
 		"best under each condition:",
 		filepath.Join(out, "sweep.html")} {
@@ -318,5 +318,28 @@ func TestSweepListsTheScenariosExpectationsItBreached(t *testing.T) {
 		"  fleet.starts <= 1 at points 0 (2 of 2 runs), 1 (2 of 2 runs)\n"
 	if !strings.Contains(stdout, want) || strings.Contains(stdout, "fleet.starts >= 1") {
 		t.Errorf("stdout has not exactly the breached expectation:\n%s", stdout)
+	}
+}
+
+// TestSweepSaysOnceThatSettingsEqualOnEverySeedAreTied: a knob that
+// changes nothing the objective sees gives settings equal on every seed;
+// the recommendation names the tie once, with each setting's verdict, and
+// adds no runner-up or paired interval that would only repeat it.
+func TestSweepSaysOnceThatSettingsEqualOnEverySeedAreTied(t *testing.T) {
+	code, stdout, stderr := runMain(t, "sweep", outage, "--out", t.TempDir(), "--seeds", "3", "--max-seeds", "3", "--set", "what_if=true",
+		"--param", "fleet.group[0].profile_fields.backoff_max=30s,2m", "--objective", "minimize rpc.failed")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"recommended: fleet.group[0].profile_fields.backoff_max=30s: the best objective (no constraint) under the scenario's condition (3 seeds each)",
+		"  tied with fleet.group[0].profile_fields.backoff_max=2m: equal on every seed, so choose between them on other grounds\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "runner-up") || strings.Contains(stdout, "paired interval holds 0") {
+		t.Errorf("stdout repeats the tie:\n%s", stdout)
 	}
 }
