@@ -77,7 +77,8 @@ func profileFieldDeployable(impl, name, v string) bool {
 		return true
 	case "a88_data_errors":
 		// grpc-java and C-core: GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING=true
-		// (notes §0); grpc-go has none of it.
+		// (grpc-java BootstrapperImpl, C-core xds_bootstrap.cc
+		// XdsDataErrorHandlingEnabled); grpc-go has none of it.
 		return v == "true" && (impl == xdsclient.ProfileGRPCJava || impl == xdsclient.ProfileGRPCCore)
 	}
 	return false

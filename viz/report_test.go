@@ -525,7 +525,9 @@ func TestReportRejectsInconsistentResults(t *testing.T) {
 
 // TestEmbeddedEchartsIsInlineSafe checks the vendored runtime: it can sit
 // inside <script> as is, and it is the pinned version, the same one
-// assets/refresh.sh fetches. Reference: notes/dependencies.md §9.
+// assets/refresh.sh fetches. Reference: go-echarts v2.6.7 writes options for
+// the echarts 5 API (its README names echarts v5.4.3), so the runtime is an
+// echarts 5 release.
 func TestEmbeddedEchartsIsInlineSafe(t *testing.T) {
 	t.Parallel()
 	if strings.Contains(strings.ToLower(echartsJS), "</script") {

@@ -58,7 +58,9 @@ func TestTraceExplainsAFailureWindowOfFallbackDuringRestarts(t *testing.T) {
 		at += i + len(s)
 	}
 	// After the revert the primary is asked for the Listener only: grpc-go
-	// subscribes a new watch on the active channel (notes §8.3).
+	// subscribes a new watch on the active channel (authority.go
+	// watchResource, xdsChannelToUse), and the revert does not subscribe it
+	// on the primary (handleRevertingToPrimaryOnUpdate).
 	revert := full[strings.Index(full, "reverts to primary"):]
 	for _, typ := range []string{"RDS", "CDS", "EDS"} {
 		if strings.Contains(revert, "→ primary request "+typ) {
@@ -86,7 +88,9 @@ func TestTraceExplainsAFailureWindowOfFallbackDuringRestarts(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("the narrative differs from %s (-rewrite writes it anew):\ngot:\n%s", golden, got)
 	}
-	// Reference: gRFC A71, Config tears; notes/xdsclient-behavior.md §8.3.
+	// Reference: gRFC A71, Config tears; grpc-go authority.go watchResource
+	// and handleRevertingToPrimaryOnUpdate (inferred from the code; no
+	// grpc-go test confirms it).
 }
 
 // TestTracingLeavesSummaryJSONAsItIs: a run with a client traced writes

@@ -152,8 +152,9 @@ func TestSessionAffinityToADrainingHost(t *testing.T) {
 		})
 	}
 	// Reference: gRFC A55, "Load Balancer Configuration Containing
-	// override_host_status" and the picker pseudo-code; notes §6 for
-	// grpc-go (cdsbalancer/configbuilder.go).
+	// override_host_status" and the picker pseudo-code; for grpc-go,
+	// internal/xds/balancer/cdsbalancer/configbuilder.go
+	// priorityLocalitiesToClusterImpl.
 }
 
 func TestSessionWhoseHostIsDownIsRepicked(t *testing.T) {

@@ -480,7 +480,9 @@ func (w *world) sendResponses(resps []controlplane.Response) {
 // when it arrives (readResponses). The connection stays up. A stream that
 // had a response is not in error for the XdsClient (gRFC A57, Handling
 // ADS Stream Termination), which restarts it (grpc-go at once, grpc-java
-// and C-core after about 1 s; notes/xdsclient-behavior.md §5).
+// and C-core after about 1 s: grpc-go backoff.RunF on ErrResetBackoff,
+// grpc-java ControlPlaneClient handleRpcStreamClosed, C-core
+// RetryableCall::OnCallFinishedLocked).
 func (w *world) endStream(ci uint32) {
 	c := &w.conns[ci]
 	id := c.st.ID()

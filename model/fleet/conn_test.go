@@ -162,7 +162,8 @@ func TestServerThatEndsStreamsAfterAResponseIsNotAFailure(t *testing.T) {
 	// consider it an error if the ADS stream was closed after having
 	// received a response"); gRFC A88, Open issues ("we don't impose
 	// exponential backoff between stream attempts, so we could DoS the
-	// server"); notes/xdsclient-behavior.md §5.
+	// server"); grpc-go internal/xds/clients/internal/backoff RunF
+	// (ErrResetBackoff restarts at once).
 }
 
 // TestStreamResetAfterResponseCountsResponsesPerStream: the server ends a

@@ -375,7 +375,8 @@ func TestPickFailFastVersusWaitForReady(t *testing.T) {
 	}
 	// Reference: grpc-go picker_wrapper.go pick (fail-fast fails with UNAVAILABLE on a
 	// picker error, ErrNoSubConnAvailable blocks); balancer/pickfirst/pickfirst.go;
-	// grpc doc/wait-for-ready.md; notes §2 "TRANSIENT_FAILURE versus stream failure".
+	// grpc doc/wait-for-ready.md; grpc-go internal/xds/clients/grpctransport
+	// grpc_transport.go NewStream (the ADS stream is fail-fast).
 }
 
 // TestTransientFailureStatusNamesTheCause checks that a fail-fast pick

@@ -72,8 +72,9 @@ func TestFaultQueriesByKind(t *testing.T) {
 			}
 		})
 	}
-	// Reference: the brief of issue #4 (fault kinds); notes §2 (a blackholed server
-	// shows only at the connect deadline).
+	// Reference: docs/scenario-reference.md, [[fault]] (fault kinds); grpc-go
+	// clientconn.go resetTransportAndUnlock (a blackholed server shows only at
+	// the connect deadline).
 }
 
 // TestOverlappingFaultsCombine checks precedence and sums: a blackhole
@@ -105,7 +106,7 @@ func TestOverlappingFaultsCombine(t *testing.T) {
 	if got := forever.Delivery(sec, c, 0); got.Until != Never {
 		t.Errorf("Until of an endless blackhole = %v, want Never", got.Until)
 	}
-	// Reference: the brief of issue #4 (pure query layer).
+	// Reference: issue #4 (pure query layer).
 }
 
 // TestPartitionByGroupCoversOnlyThoseGroups checks partition selection by
@@ -118,7 +119,7 @@ func TestPartitionByGroupCoversOnlyThoseGroups(t *testing.T) {
 			t.Errorf("group %d: covered %v, want %v", g, got, want)
 		}
 	}
-	// Reference: the brief of issue #4 (partition by group).
+	// Reference: docs/scenario-reference.md, [[fault]] (partition by group).
 }
 
 // TestPartitionByFractionIsDeterministicAndStable checks partition
@@ -215,7 +216,7 @@ func TestFaultEdgesAreOrderedAndSayWhatToDo(t *testing.T) {
 			t.Errorf("edge %d = %+v (%v), want %+v (%v)", i, got[i], got[i].Action(), w.edge, w.action)
 		}
 	}
-	// Reference: the brief of issue #4 (edges so the wiring can reset streams at a
+	// Reference: issue #4 (edges so the wiring can reset streams at a
 	// restart's start); gRFC A9 (GOAWAY, then close after the grace period);
 	// gRFC A88 "Open issues" (a server that ends each stream after a response).
 }

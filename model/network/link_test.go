@@ -46,7 +46,8 @@ func TestLinkLatencyFollowsItsDistribution(t *testing.T) {
 			}
 		})
 	}
-	// Reference: the brief of issue #4 (constant, uniform, or lognormal given median and p99).
+	// Reference: docs/scenario-reference.md, Distributions (constant, uniform, or
+	// lognormal given median and p99).
 }
 
 // TestResolveAttemptByOutcome checks when and how a connect attempt ends

@@ -110,7 +110,7 @@ func TestLateMessageForDeadStreamIsDropped(t *testing.T) {
 		t.Errorf("StreamIDFromArg(Arg()) = %v, want %v", got, cur)
 	}
 	// Reference: docs/architecture.md, Performance rules ("Timers cancel lazily (generation
-	// counters)"); the brief of issue #4 (stream id + generation).
+	// counters)"); issue #4 (stream id + generation).
 }
 
 // TestStalledMessagesArriveWhenTheBlackholeClears checks that a message
@@ -153,8 +153,8 @@ func TestStalledMessagesArriveWhenTheBlackholeClears(t *testing.T) {
 	if _, res := st.Send(12*sec, id, ClientToServer, ms(50), Delivery{}); res != SendScheduled {
 		t.Errorf("the other direction: %v, want scheduled", res)
 	}
-	// Reference: the brief of issue #4 (blackhole: open streams stall; nothing tells
-	// the client until keepalive); RFC 6298 (TCP retransmits until the path heals).
+	// Reference: docs/scenario-reference.md, [[fault]] (blackhole: open streams
+	// stall; nothing tells the client until keepalive); RFC 6298 (TCP retransmits until the path heals).
 }
 
 // TestLostMessageFailsTheStream checks a MessageLoss fault: the message is
@@ -178,7 +178,8 @@ func TestLostMessageFailsTheStream(t *testing.T) {
 	if StatusMessageLost.Code.String() != "Unavailable" {
 		t.Errorf("loss status %v, want UNAVAILABLE", StatusMessageLost)
 	}
-	// Reference: the brief of issue #4 (message loss fails the stream with UNAVAILABLE).
+	// Reference: docs/scenario-reference.md, [[fault]] (message loss fails the
+	// stream with UNAVAILABLE).
 }
 
 // TestGoAwayDrainsThenClosesOnlyDrainedStreams drives a channel and its
@@ -287,6 +288,6 @@ func TestServerRestartResetsStreamsAndRefusesUntilBack(t *testing.T) {
 	if !slices.Equal(h.states, wantStates) {
 		t.Errorf("states:\n got %v\nwant %v", h.states, wantStates)
 	}
-	// Reference: the brief of issue #4 (restart: streams reset with UNAVAILABLE,
-	// refused until back); grpc-go clientconn.go (IDLE, then backoff from index 0).
+	// Reference: docs/scenario-reference.md, [[fault]] (restart: streams reset
+	// with UNAVAILABLE, refused until back); grpc-go clientconn.go (IDLE, then backoff from index 0).
 }

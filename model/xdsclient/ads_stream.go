@@ -10,7 +10,8 @@ import (
 
 // subscribe adds name to the channel's subscription and, on an open
 // stream, sends the new full list at once: requests are not batched since
-// grpc-go #8627, so watches A, B, C send [A], [A B], [A B C] (notes §2).
+// grpc-go #8627, so watches A, B, C send [A], [A B], [A B C] (grpc-go
+// ads_stream.go subscribe: one pending request per call).
 // Without an open stream the name goes out when the next stream opens
 // (grpc-go sendNew: "If there's no stream yet, skip the request").
 func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
@@ -181,7 +182,8 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 			// grpc-go channel.go onResponse returns the error without
 			// calling onDone, so the pending flag set before it is never
 			// cleared and the next fc.wait() blocks until the channel
-			// closes (notes §8.1, Inference, unverified).
+			// closes (inferred from grpc-go's code; no grpc-go test
+			// confirms it).
 			ch.stalled = true
 			ch.pauseRead(c)
 		}

@@ -131,8 +131,8 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	a.replay(typ, name, st, w)
 }
 
-// subscribeNew subscribes a name just watched (notes §6 "New watch during
-// fallback"): on the active channel only (grpc-go xdsChannelToUse), on
+// subscribeNew subscribes a name just watched, where the clients differ
+// during fallback: on the active channel only (grpc-go xdsChannelToUse), on
 // every channel of the authority at once (C-core WatchResource), or on
 // the active channel at once and on the others with their next request
 // (grpc-java: every request carries getSubscribedResources, which holds
@@ -185,9 +185,9 @@ func (a *authority) watchTimeFallback() {
 	}
 }
 
-// replay tells a new watcher what the cache knows (grpc-go watchResource:
-// cache, then the NACK error, then NotExist; notes §1 "New watcher on an
-// existing entry"). Connectivity errors are replayed only by C-core.
+// replay tells a new watcher what the cache knows (grpc-go authority.go
+// watchResource: cache, then the NACK error, then NotExist). Connectivity
+// errors are replayed only by C-core.
 func (a *authority) replay(typ ResourceType, name string, st *resourceState, w WatcherID) {
 	c := a.c
 	if st.cache != nil {
@@ -298,7 +298,8 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 	}
 	// No fallback: every watcher of the authority gets the error, uncached
 	// ones as ResourceChanged, cached ones as AmbientError (gRFC A88 table
-	// rows 1-4). Not de-duplicated (notes §1).
+	// rows 1-4). Not de-duplicated (grpc-go authority.go
+	// propagateConnectivityErrorToAllWatchers).
 	s := connectivityStatus(st)
 	for t := ResourceType(0); t < numTypes; t++ {
 		for i, name := range a.sorted[t] {
@@ -421,7 +422,8 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 			}
 		} else if hadConnErr && c.prof.AmbientOKOnRecovery {
 			// C-core: an unchanged resource while the channel status was
-			// an error clears it with AmbientError(OK) (notes §1).
+			// an error clears it with AmbientError(OK) (xds_client.cc
+			// AdsCall::ParseResource).
 			for _, w := range st.watchers {
 				c.notify(w, AmbientError, typ, d.Name, nil, "", Status{}, CauseRecovered)
 			}

@@ -60,7 +60,7 @@ type inflight struct {
 
 // channel is the xDS channel and ADS stream to one server (grpc-go
 // channel.go xdsChannel and ads_stream.go adsStreamImpl, one per server per
-// client: notes §6 "Management-server connection").
+// client: xdsclient.go getOrCreateChannel keys them by ServerConfig).
 type channel struct {
 	idx  int
 	feat ServerFeatures // the server's server_features
@@ -76,8 +76,8 @@ type channel struct {
 	// ADS flow control (grpc-go ads_stream.go adsFlowControl). readPaused:
 	// the caller holds the stream's next read. While it is set, either
 	// pendingDone callbacks of response doneUpdate are outstanding, or the
-	// stream is stalled for good (notes §8.1). A StreamFailed that arrives
-	// meanwhile is kept in held.
+	// stream is stalled for good (Profile.UnknownTypeStallsReads). A
+	// StreamFailed that arrives meanwhile is kept in held.
 	readPaused bool
 	stalled    bool
 	// gRFC A78 metrics. connected is the grpc.xds_client.connected gauge
@@ -212,7 +212,7 @@ func (ch *channel) connectivityFailure(c *Client, st Status) {
 
 // streamOpened sends every subscription in the fixed type order, node on
 // the first request (grpc-go sendExisting; the order is Go map order there,
-// fixed here: notes §2).
+// ranging over resourceTypeState, fixed here).
 func (ch *channel) streamOpened(c *Client) {
 	if ch.phase != streamOpening {
 		return
@@ -247,7 +247,8 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 	if ch.readPaused {
 		// grpc-go recv is blocked in fc.wait(): it sees the stream's error
 		// only from the Recv after the watchers are done, and never if the
-		// read is stalled (notes §8.1). Keep the first one.
+		// read is stalled (Profile.UnknownTypeStallsReads). Keep the first
+		// one.
 		if ch.held == nil {
 			held := st // allocated only here, not on every failure
 			ch.held = &held
@@ -280,8 +281,10 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 	var delay time.Duration
 	if ch.gotResponse {
 		// Not an error after a response (gRFC A57). grpc-go restarts at
-		// once; grpc-java and C-core reset the backoff and wait a fresh
-		// jittered initial delay (notes §5).
+		// once (backoff.RunF on ErrResetBackoff); grpc-java and C-core reset
+		// the backoff and wait a fresh jittered initial delay (grpc-java
+		// ControlPlaneClient handleRpcStreamClosed, C-core
+		// RetryableCall::OnCallFinishedLocked).
 		ch.attempt = 0
 		ch.backoffStarted = true
 		if c.prof.RestartDelayAfterResponse == RestartJitteredInitial {

@@ -376,7 +376,8 @@ func (c *Client) cancelTimer(id TimerID) {
 // multiplier^n, max), then jittered by ±jitter (the cap applies before the
 // jitter, so a delay can reach max × (1+jitter)). grpc-go's Backoff(0) is
 // exactly the initial delay (internal/xds/clients/internal/backoff); grpc-java
-// ExponentialBackoffPolicy and C-core BackOff jitter every delay (notes §5).
+// ExponentialBackoffPolicy and C-core BackOff (src/core/util/backoff.cc
+// NextAttemptDelay) jitter every delay.
 func (c *Client) backoff(n int) time.Duration {
 	p := c.prof
 	d := float64(p.BackoffInitial) * math.Pow(p.BackoffMultiplier, float64(n))

@@ -8,8 +8,8 @@ import "testing"
 // timers armed, cancelled and fired. Each test ends with what it mirrors
 // or the gRFC section it pins down, as go.etcd.io/raft's paper tests do.
 
-// The grpc-go generic-client tests (notes §7), each with the grpc-go file
-// it mirrors (paths at grpc-go 4793ad04).
+// The grpc-go generic-client tests (internal/xds/clients/xdsclient/test/),
+// each with the grpc-go file it mirrors (paths at grpc-go 4793ad04).
 
 // Mirrors grpc-go TestADS_ACK_NACK_Simple
 // (internal/xds/clients/xdsclient/test/ads_stream_ack_nack_test.go).

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// The transcripts under testdata/fidelity/ pin what the fidelity audit
-// (notes/fidelity-audit.md) found a profile doing that its client does
+// The transcripts under testdata/fidelity/ pin what a reading of the real
+// clients' source (issue 14) found a profile doing that its client does
 // not, now fixed, each in the profiles it concerns; each ends with the
 // real client's file and function it reproduces.
 

@@ -128,7 +128,8 @@ func TestStreamFailureWhileReadPausedIsHeld(t *testing.T) {
 	}
 	effs := c.WatcherDone(2*time.Second, dones[0])
 	ks, _ := kinds(effs)
-	// After a response, grpc-go restarts the stream at once (notes §5).
+	// After a response, grpc-go restarts the stream at once (backoff.RunF
+	// on ErrResetBackoff).
 	if len(ks) != 2 || ks[0] != ResumeRead || ks[1] != OpenStream {
 		t.Fatalf("done: effects %v, want [ResumeRead OpenStream]", ks)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // Profile selects how one XdsClient implementation behaves wherever the real
-// clients differ (notes §6) or where the gRFCs leave a choice. Every field has
+// clients differ (each field names the client code it follows) or where the
+// gRFCs leave a choice. Every field has
 // a stable snake_case name (its toml tag) so a scenario can override any one
 // of them as "profile.<name>"; see Field and Set.
 //
@@ -21,7 +22,10 @@ type Profile struct {
 
 	// ADSWaitForReady is passed on OpenStream: C-core creates its ADS call
 	// with wait_for_ready, grpc-go and grpc-java do not (gRFC A57, "Handling
-	// Connectivity Failure"; notes §6).
+	// Connectivity Failure"; C-core xds_transport_grpc.cc GrpcStreamingCall
+	// sets GRPC_INITIAL_METADATA_WAIT_FOR_READY; grpc-go grpc_transport.go
+	// NewStream and grpc-java GrpcXdsTransportFactory, "TODO(zivy): support
+	// waitForReady", do not).
 	ADSWaitForReady bool `toml:"ads_wait_for_ready"`
 
 	// TransientFailureIsConnectivityError makes a channel report of
@@ -57,7 +61,9 @@ type Profile struct {
 
 	// BackoffInitial, BackoffMultiplier, BackoffJitter and BackoffMax are the
 	// ADS stream retry backoff: 1 s × 1.6, jitter 0.2, max 120 s in all three
-	// clients (notes §5). The cap is applied before the jitter.
+	// clients (grpc-go internal/xds/clients/internal/backoff defaultConfig,
+	// grpc-java ExponentialBackoffPolicy, C-core xds_client.cc GRPC_XDS_*
+	// defines). The cap is applied before the jitter.
 	BackoffInitial    time.Duration `toml:"backoff_initial"`
 	BackoffMultiplier float64       `toml:"backoff_multiplier"`
 	BackoffJitter     float64       `toml:"backoff_jitter"`
@@ -89,7 +95,7 @@ type Profile struct {
 	// channel that failed: C-core SetChannelStatusLocked skips an
 	// authority whose xds_channels.back() is another channel; grpc-java
 	// handleStreamClosed acts only for getActiveAuthorities(cpcClosed).
-	// grpc-go's handleADSStreamFailure does not check (notes §8.4), so a
+	// grpc-go's authority.go handleADSStreamFailure does not check, so a
 	// failing primary retry during fallback tells every watcher and can
 	// move the authority to a third server. gRFC A71 falls back from "the
 	// current server".
@@ -137,8 +143,10 @@ type Profile struct {
 	// resource is cached (grpc-java restartTimer skips a resource with data;
 	// C-core MaybeStartTimer checks HasResource). grpc-go starts it anyway,
 	// so a fallback or re-subscribed channel can time out a cached resource
-	// (notes §8.5). gRFC A88: the timer fires "only when we do not have a
-	// version of the resource cached".
+	// (ads_stream.go startWatchTimersLocked checks only the watch state, and
+	// authority.go handleADSResourceDoesNotExist drops the cache). gRFC A88:
+	// the timer fires "only when we do not have a version of the resource
+	// cached".
 	ResourceTimerSkipsCached bool `toml:"resource_timer_skips_cached"`
 
 	// PreA57Timer starts the resource timer as soon as the request is handed
@@ -148,9 +156,11 @@ type Profile struct {
 
 	// A88DataErrors enables gRFC A88 error semantics: fail_on_data_errors,
 	// resource_timer_is_transient_error, xRFC TP3 resource_errors, and
-	// ignoring deletions by default. grpc-go ships without it (notes §0);
-	// grpc-java and C-core hide it behind
-	// GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING, off by default.
+	// ignoring deletions by default. grpc-go ships without it (its xdsclient
+	// reads neither fail_on_data_errors nor resource_errors); grpc-java and
+	// C-core hide it behind GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING, off by
+	// default (grpc-java BootstrapperImpl, C-core xds_bootstrap.cc
+	// XdsDataErrorHandlingEnabled).
 	A88DataErrors bool `toml:"a88_data_errors"`
 
 	// IgnoredDeletion is what a client without A88 does when a server with
@@ -178,12 +188,17 @@ type Profile struct {
 	SuppressDuplicateNACKError bool `toml:"suppress_duplicate_nack_error"`
 
 	// ReplayConnectivityError replays the channel's current connectivity
-	// error to a new watcher (C-core: "cache + failed status + channel
-	// status"); grpc-go and grpc-java replay only data (notes §6).
+	// error to a new watcher (C-core XdsClient::WatchResource: cache, failed
+	// status, then the channel's status). grpc-go replays only the cache, the
+	// NACK error and NotExist (authority.go watchResource). grpc-java's
+	// ResourceSubscriber.addWatcher replays data and lastError, which also
+	// holds the last connectivity error that resource was told; the model
+	// does not replay that.
 	ReplayConnectivityError bool `toml:"replay_connectivity_error"`
 
 	// AmbientOKOnRecovery sends AmbientError(OK) when an unchanged resource
-	// arrives while the channel's status is an error (C-core, notes §1).
+	// arrives while the channel's status is an error (C-core xds_client.cc
+	// AdsCall::ParseResource).
 	AmbientOKOnRecovery bool `toml:"ambient_ok_on_recovery"`
 
 	// ADSFlowControl holds the next read of an ADS stream until every watcher
@@ -201,7 +216,8 @@ type Profile struct {
 	// the stream's reads for good, with ADSFlowControl: grpc-go's recv sets
 	// the flow control pending, and channel.go onResponse returns
 	// ErrorTypeResourceTypeUnsupported without calling onDone, so the next
-	// fc.wait() never returns (notes §8.1, Inference, unverified). Only
+	// fc.wait() never returns (inferred from grpc-go's code; no grpc-go test
+	// confirms it). Only
 	// closing the channel ends it. grpc-java calls startRecvMessage for an
 	// unknown type (ControlPlaneClient onRecvMessage). C-core's
 	// DecodeAdsResponse returns before it creates the AdsReadDelayHandle, so
@@ -300,7 +316,8 @@ func baseProfile() Profile {
 	}
 }
 
-// GRPCGo is grpc-go as shipped (grpc-go 4793ad04, notes §§1-6).
+// GRPCGo is grpc-go as shipped (grpc-go 4793ad04,
+// internal/xds/clients/xdsclient).
 func GRPCGo() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCGo
@@ -310,7 +327,8 @@ func GRPCGo() Profile {
 	return p
 }
 
-// GRPCJava is grpc-java as shipped (grpc-java 5fda0c7c, notes §§1-6).
+// GRPCJava is grpc-java as shipped (grpc-java 5fda0c7c,
+// xds/src/main/java/io/grpc/xds/client: XdsClientImpl, ControlPlaneClient).
 func GRPCJava() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCJava
@@ -328,7 +346,8 @@ func GRPCJava() Profile {
 	return p
 }
 
-// GRPCCore is C-core as shipped (xds_client.cc f1f57977, notes §§1-6).
+// GRPCCore is C-core as shipped (grpc src/core/xds/xds_client/xds_client.cc
+// f1f57977).
 func GRPCCore() Profile {
 	p := baseProfile()
 	p.Name = ProfileGRPCCore

@@ -3,8 +3,8 @@ package xdsclient
 import "testing"
 
 // Each test runs the same inputs under two profiles; the transcript shows
-// where they diverge. Reference: notes §6, "Differences that matter for a
-// simulator", unless the transcript says otherwise.
+// where they diverge. Reference: the client source each transcript's
+// header names, and the profile table in docs/model-fidelity.md.
 
 func TestProfile_WaitForReady(t *testing.T) { runTranscript(t, "profiles/wait_for_ready.txt") }
 
@@ -57,8 +57,9 @@ func TestProfile_LegacyWatcherAPI(t *testing.T) { runTranscript(t, "profiles/leg
 func TestProfile_ADSFlowControl(t *testing.T) { runTranscript(t, "profiles/ads_flow_control.txt") }
 
 // TestProfile_UnknownTypeStall: grpc-go stops reading after a response with
-// an unknown type URL; the spec profile does not. Reference: notes §8.1
-// (Inference, unverified).
+// an unknown type URL; the spec profile does not. Reference: grpc-go
+// ads_stream.go recv and channel.go onResponse (inferred from the code; no
+// grpc-go test confirms it).
 func TestProfile_UnknownTypeStall(t *testing.T) { runTranscript(t, "profiles/unknown_type_stall.txt") }
 
 // TestProfile_ServerFailureMetric: every failure (grpc-go, grpc-java) or

@@ -13,8 +13,8 @@ import (
 
 // ResourceType is one of the four xDS resource types gRPC clients watch.
 // Its numeric order is the fixed order in which a new stream re-sends
-// subscriptions (grpc-go iterates a map here, notes §2; the simulator fixes
-// LDS, RDS, CDS, EDS).
+// subscriptions (grpc-go ads_stream.go sendExisting ranges over a map here;
+// the simulator fixes LDS, RDS, CDS, EDS).
 type ResourceType uint8
 
 // The resource types, in re-send order.

@@ -61,7 +61,8 @@ func TestProfileFieldsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestProfilesDifferAsDocumented pins the notes §6 table.
+// TestProfilesDifferAsDocumented pins the profile table of
+// docs/model-fidelity.md.
 func TestProfilesDifferAsDocumented(t *testing.T) {
 	g, j, c := GRPCGo(), GRPCJava(), GRPCCore()
 	checks := []struct {
@@ -79,7 +80,7 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 		{"timer scope: go per channel, java per resource, core per call", g.ResourceTimerScope == TimerScopeChannel && j.ResourceTimerScope == TimerScopeResource && c.ResourceTimerScope == TimerScopeCall && Spec().ResourceTimerScope == TimerScopeChannel},
 		{"A88: none of the shipped clients", !g.A88DataErrors && !j.A88DataErrors && !c.A88DataErrors && Spec().A88DataErrors},
 		{"ADS flow control: all four", g.ADSFlowControl && j.ADSFlowControl && c.ADSFlowControl && Spec().ADSFlowControl},
-		{"unknown-type stall: go only (notes §8.1)", g.UnknownTypeStallsReads && !j.UnknownTypeStallsReads && !c.UnknownTypeStallsReads && !Spec().UnknownTypeStallsReads},
+		{"unknown-type stall: go only (grpc-go channel.go onResponse)", g.UnknownTypeStallsReads && !j.UnknownTypeStallsReads && !c.UnknownTypeStallsReads && !Spec().UnknownTypeStallsReads},
 		{"server_failure: go/java every failure, core/spec healthy to unhealthy", g.ServerFailureMetric == FailureMetricEvery && j.ServerFailureMetric == FailureMetricEvery && c.ServerFailureMetric == FailureMetricHealthy && Spec().ServerFailureMetric == FailureMetricHealthy},
 		{"connected: go/spec from the first stream, java/core from the channel", g.ConnectedMetricInitial == ConnectedFirstStream && j.ConnectedMetricInitial == ConnectedChannel && c.ConnectedMetricInitial == ConnectedChannel && Spec().ConnectedMetricInitial == ConnectedFirstStream},
 		{"defaults: 15 s / 30 s, 1 s × 1.6, 0.2, 120 s", g.ResourceTimeout == 15*time.Second && g.ResourceTimeoutTransient == 30*time.Second && g.BackoffInitial == time.Second && g.BackoffMultiplier == 1.6 && g.BackoffJitter == 0.2 && g.BackoffMax == 120*time.Second},
@@ -92,7 +93,8 @@ func TestProfilesDifferAsDocumented(t *testing.T) {
 }
 
 // TestBackoffSequence checks min(1 s × 1.6^n, 120 s) with the cap before
-// the jitter (notes §5).
+// the jitter (grpc-go internal/xds/clients/internal/backoff
+// exponential.Backoff).
 func TestBackoffSequence(t *testing.T) {
 	c, _ := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: GRPCGo(), Rand: constRand(0.999999)})
 	if d := c.backoff(0); d != time.Second {
@@ -301,8 +303,9 @@ func TestXdstpAuthorities(t *testing.T) {
 // TestUnknownTypeURLNeitherACKedNorNACKed mirrors grpc-go ads_stream.go
 // recv (ErrorTypeResourceTypeUnsupported): no request goes out, but the
 // response still counts as one for gRFC A57 (a later failure is not an
-// error). With unknown_type_stalls_reads (grpc-go, notes §8.1) the stream
-// also stops reading: the failure is never seen until the channel closes.
+// error). With unknown_type_stalls_reads (grpc-go channel.go onResponse)
+// the stream also stops reading: the failure is never seen until the
+// channel closes.
 func TestUnknownTypeURLNeitherACKedNorNACKed(t *testing.T) {
 	for _, tc := range []struct {
 		stall bool
