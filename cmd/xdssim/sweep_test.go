@@ -269,8 +269,8 @@ func TestCompareCountsTheExpectationsAndExitsThreeOnABreach(t *testing.T) {
 	}
 	out := t.TempDir()
 	code, stdout, stderr := runMain(t, "compare", file, "--b", `fleet.group[0].servers=["primary", "fallback"]`, "--seeds", "3", "--out", out)
-	if code != exitBreached || !strings.Contains(stdout, "expectation failure_windows.client_seconds <= 300 of A breached in ") ||
-		strings.Contains(stdout, "of B breached") {
+	if code != exitBreached || !strings.Contains(stdout, "breached:\n  failure_windows.client_seconds <= 300 of A in ") ||
+		strings.Contains(stdout, " of B in ") {
 		t.Errorf("exit %d:\n%s\n%s", code, stdout, stderr)
 	}
 	j, _ := os.ReadFile(filepath.Join(out, "compare.json"))
