@@ -113,7 +113,13 @@ func printFind(w io.Writer, res *sweep.FindResult, f sweep.Find) {
 		}
 		per = append(per, fmt.Sprintf("seed %d: %s", st.Seed, v))
 	}
-	fmt.Fprintf(w, "%s, first value at which %s breaks: %s\n", res.Key, f.Constraint, strings.Join(per, ", "))
+	// A threshold is the first value at which the constraint breaks,
+	// coming from the side where it holds.
+	from := "going up from " + unit(res.Lo)
+	if res.Direction == sweep.HoldsAbove {
+		from = "coming down from " + unit(res.Hi)
+	}
+	fmt.Fprintf(w, "%s, first value at which %s breaks, %s: %s\n", res.Key, f.Constraint, from, strings.Join(per, ", "))
 	side := "at or below"
 	if res.Direction == sweep.HoldsAbove {
 		side = "at or above"

@@ -199,7 +199,7 @@ func TestFindPrintsEachSeedsThresholdAndTheSafeBound(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{"fleet.restart[0].fraction, first value at which failure_windows.client_seconds <= 200 breaks: seed 1: ",
+	for _, want := range []string{"fleet.restart[0].fraction, first value at which failure_windows.client_seconds <= 200 breaks, going up from 0.05: seed 1: ",
 		"threshold: median ", "safe bound: 3 seeds are too few to bound the value that holds on 90 % of seeds with 95 % confidence (29 are needed); failure_windows.client_seconds <= 200 holds at or below fleet.restart[0].fraction = ",
 		"on at least 36.84 % of seeds, with 95 % confidence"} {
 		if !strings.Contains(stdout, want) {
@@ -341,5 +341,26 @@ func TestSweepSaysOnceThatSettingsEqualOnEverySeedAreTied(t *testing.T) {
 	}
 	if strings.Contains(stdout, "runner-up") || strings.Contains(stdout, "paired interval holds 0") {
 		t.Errorf("stdout repeats the tie:\n%s", stdout)
+	}
+}
+
+// TestFindSaysFromWhichSideAThresholdIsFound: with a constraint that
+// holds above its threshold (more workers, a shorter queue), each seed's
+// threshold is the first value that breaks coming down from hi, and the
+// safe bound is a value at or above which it holds.
+func TestFindSaysFromWhichSideAThresholdIsFound(t *testing.T) {
+	code, stdout, stderr := runMain(t, "sweep", outage, "--out", t.TempDir(), "--seeds", "3",
+		"--find", "control_plane[0].workers=1..16", "--constraint", "control_plane.primary.peak_queue_depth <= 1")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"control_plane[0].workers, first value at which control_plane.primary.peak_queue_depth <= 1 breaks, coming down from 16: seed 1: 4, seed 2: 2, seed 3: 5\n",
+		"threshold: median 4 over the 3 of 3 seeds that cross",
+		"control_plane.primary.peak_queue_depth <= 1 holds at or above control_plane[0].workers = ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
 	}
 }
