@@ -118,8 +118,29 @@ func (r *Result) SureText(p Pick) string {
 		return fmt.Sprintf("selected with a probability of correct selection of at least %s when it is at least %s better than every other (indifference zone %s; Kim and Nelson's procedure)",
 			Percent(p.PCS), FormatFigure(p.Delta), r.Indifference)
 	}
+	if r.OnlyBetterUndecided(p) {
+		return fmt.Sprintf("no probability of correct selection is claimed: %s may be better, but after %d seeds it is not known to meet the constraints (raise --max-seeds or --risk to decide it)",
+			r.SettingsText(others), r.MaxSeeds)
+	}
 	return fmt.Sprintf("not separated from %s within %d seeds at an indifference zone of %s: no probability of correct selection is claimed",
 		r.SettingsText(others), r.MaxSeeds, FormatFigure(p.Delta))
+}
+
+// OnlyBetterUndecided reports whether what keeps the pick from being
+// selected is only settings better on the objective whose constraints are
+// undecided (Pick.Better): then SureText names them, and the selection
+// did separate the pick from every setting known to meet the constraints.
+func (r *Result) OnlyBetterUndecided(p Pick) bool {
+	others := without(p.Survivors, p.Best)
+	if p.Best < 0 || p.Separated || len(others) == 0 {
+		return false
+	}
+	for _, o := range others {
+		if !slices.Contains(p.Better, o) {
+			return false
+		}
+	}
+	return true
 }
 
 // NoPickText says why a competition has no pick: "" when it has one.

@@ -224,7 +224,9 @@ func recommendation(r *sweep.Result) (*pickView, string) {
 	if !r.EqualOnEverySeed(p) {
 		pv.Tied = r.VerdictsText(p.Tied)
 	}
-	pv.Better = r.SettingsText(p.Better)
+	if !r.OnlyBetterUndecided(p) {
+		pv.Better = r.SettingsText(p.Better)
+	}
 	pv.Reproduce, _ = r.Reproduce(r.Scenario)
 	return pv, ""
 }

@@ -542,7 +542,7 @@ func printRecommendation(w io.Writer, res *sweep.Result, ref string, quiet bool)
 		if len(p.Tied) > 0 && !res.EqualOnEverySeed(p) {
 			fmt.Fprintf(w, "  tied with it (the paired interval holds 0): %s\n", res.VerdictsText(p.Tied))
 		}
-		if len(p.Better) > 0 {
+		if len(p.Better) > 0 && !res.OnlyBetterUndecided(p) {
 			fmt.Fprintf(w, "  maybe better but not known to meet the constraints (undecided): %s\n", res.SettingsText(p.Better))
 		}
 		cmd, cond := res.Reproduce(ref)

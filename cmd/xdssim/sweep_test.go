@@ -364,3 +364,31 @@ func TestFindSaysFromWhichSideAThresholdIsFound(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSaysWhenABetterSettingIsStillUndecided: with two retries
+// failing far fewer RPCs than one but breaching the retry budget on 1 of
+// 59 runs, the recommendation is one retry, and what keeps it from a
+// probability of correct selection is said to be the undecided budget of
+// the better setting, not an objective too close to tell.
+func TestSweepSaysWhenABetterSettingIsStillUndecided(t *testing.T) {
+	if testing.Short() {
+		t.Skip("some 130 runs of retry-tuning")
+	}
+	code, stdout, stderr := runMain(t, "sweep", "retry-tuning", "--out", t.TempDir(), "--seeds", "5",
+		"--param", "control_plane[0].service[2].retry.num_retries=1,2,4,6", "--metric", "groups.attempts-5.rpc.failed",
+		"--objective", "minimize groups.attempts-5.rpc.failed", "--constraint", "groups.attempts-5.retries.attempts <= 12000")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"recommended: control_plane[0].service[2].retry.num_retries=1: meets every constraint under the scenario's condition (59 seeds each)",
+		"  no probability of correct selection is claimed: control_plane[0].service[2].retry.num_retries=2 may be better, but after 59 seeds it is not known to meet the constraints (raise --max-seeds or --risk to decide it)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "not separated") || strings.Contains(stdout, "maybe better") {
+		t.Errorf("stdout says it twice or wrongly:\n%s", stdout)
+	}
+}
