@@ -56,6 +56,10 @@ type resourceState struct {
 	updated   time.Duration
 	hasUpdate bool
 	err       *errState // last error, nil if none (CSDS error_state)
+	// lastErr is the last error the watchers were told, NACK or
+	// connectivity, which a new watcher hears (Profile.ReplayLastError);
+	// shared and never modified.
+	lastErr *errState
 	// deletionIgnored is set when a deletion was ignored (gRFC A53).
 	deletionIgnored bool
 	typ             ResourceType
@@ -193,6 +197,29 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 	if st.cache != nil {
 		c.notify(w, ResourceChanged, typ, name, st.cache, st.version, Status{}, CauseNone)
 	}
+	switch {
+	case c.prof.ReplayLastError:
+		// grpc-java ResourceSubscriber.addWatcher.
+		switch {
+		case st.lastErr != nil:
+			a.notifyErr(w, typ, name, st, st.lastErr.status, st.lastErr.cause)
+		case st.cache == nil && (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT):
+			a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
+		}
+	default:
+		a.replayStatus(typ, name, st, w)
+	}
+	if c.prof.ReplayConnectivityError && a.active >= 0 {
+		if ce := c.channel(a.servers[a.active]).connErr; ce != nil {
+			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
+		}
+	}
+}
+
+// replayStatus replays the error the resource's status records: a data
+// error, or NotExist (grpc-go authority.go watchResource; C-core
+// XdsClient::WatchResource).
+func (a *authority) replayStatus(typ ResourceType, name string, st *resourceState, w WatcherID) {
 	switch st.status {
 	case adminpb.ClientResourceStatus_NACKED, adminpb.ClientResourceStatus_RECEIVED_ERROR, adminpb.ClientResourceStatus_TIMEOUT:
 		if st.err != nil {
@@ -200,11 +227,6 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 		}
 	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
 		a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
-	}
-	if c.prof.ReplayConnectivityError && a.active >= 0 {
-		if ce := c.channel(a.servers[a.active]).connErr; ce != nil {
-			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
-		}
 	}
 }
 
@@ -301,8 +323,16 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 	// rows 1-4). Not de-duplicated (grpc-go authority.go
 	// propagateConnectivityErrorToAllWatchers).
 	s := connectivityStatus(st)
+	var last *errState
+	if a.c.prof.ReplayLastError {
+		// grpc-java handleStreamClosed: subscriber.onError sets lastError.
+		last = &errState{status: s, cause: CauseConnectivity, at: a.c.now}
+	}
 	for t := ResourceType(0); t < numTypes; t++ {
 		for i, name := range a.sorted[t] {
+			if last != nil {
+				a.res[t][i].lastErr = last
+			}
 			a.notifyAllErr(t, name, a.res[t][i], s, CauseConnectivity)
 		}
 	}
@@ -415,6 +445,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		st.version = resp.Version
 		st.updated, st.hasUpdate = c.now, true
 		st.err = nil
+		st.lastErr = nil // grpc-java onData, changed or not
 		if changed {
 			c.setCache(st, d)
 			for _, w := range st.watchers {
@@ -469,6 +500,7 @@ func (a *authority) handleNACK(typ ResourceType, name string, err *ValidationErr
 	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
 	c.setStatus(st, adminpb.ClientResourceStatus_NACKED)
 	st.err = &errState{status: s, cause: CauseNACK, version: version, at: c.now}
+	st.lastErr = st.err // grpc-java onError
 	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
 		// gRFC A88 table "NACK from client | true | true": drop the
 		// resource and fail RPCs.
@@ -491,6 +523,7 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
 	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
+	st.lastErr = st.err
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
 
@@ -554,6 +587,9 @@ func (a *authority) forget(st *resourceState) {
 	a.c.setCache(st, nil)
 	st.version = ""
 	st.hasUpdate = false
+	// grpc-java onAbsent, the one path that drops a resource without an
+	// error: the resource is absent, and lastError goes with the data.
+	st.lastErr = nil
 }
 
 // resourceTimeout applies an expired does-not-exist timer (grpc-go

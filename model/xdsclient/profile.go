@@ -191,10 +191,19 @@ type Profile struct {
 	// error to a new watcher (C-core XdsClient::WatchResource: cache, failed
 	// status, then the channel's status). grpc-go replays only the cache, the
 	// NACK error and NotExist (authority.go watchResource). grpc-java's
-	// ResourceSubscriber.addWatcher replays data and lastError, which also
-	// holds the last connectivity error that resource was told; the model
-	// does not replay that.
+	// ResourceSubscriber.addWatcher replays the resource's own last error
+	// instead: see ReplayLastError.
 	ReplayConnectivityError bool `toml:"replay_connectivity_error"`
+
+	// ReplayLastError replays to a new watcher the last error the
+	// resource's watchers were told, a NACK or a connectivity error, in
+	// place of the resource's status (grpc-java
+	// XdsClientImpl.ResourceSubscriber.addWatcher: data, then
+	// onAmbientError(lastError); without data onResourceChanged(lastError);
+	// else NOT_FOUND when absent). onError sets lastError, for a NACK and
+	// for handleStreamClosed's connectivity error; onData and onAbsent
+	// clear it.
+	ReplayLastError bool `toml:"replay_last_error"`
 
 	// AmbientOKOnRecovery sends AmbientError(OK) when an unchanged resource
 	// arrives while the channel's status is an error (C-core xds_client.cc
@@ -342,6 +351,7 @@ func GRPCJava() Profile {
 	p.WatchTimeFallback = WatchFallbackAll
 	p.ResourceTimerScope = TimerScopeResource
 	p.ResourceTimerSkipsCached = true
+	p.ReplayLastError = true
 	p.ConnectedMetricInitial = ConnectedChannel
 	return p
 }

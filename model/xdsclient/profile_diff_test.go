@@ -74,3 +74,7 @@ func TestProfile_ServerFailureMetric(t *testing.T) {
 func TestProfile_ConnectedMetricInitial(t *testing.T) {
 	runTranscript(t, "profiles/connected_metric_initial.txt")
 }
+
+func TestProfile_ReplayLastError(t *testing.T) {
+	runTranscript(t, "profiles/replay_last_error.txt")
+}
