@@ -19,6 +19,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/viz"
 )
 
@@ -138,7 +139,8 @@ var runCommand = command{
 summary.json to the output directory. The seed and where the report went are
 printed; when the scenario has expectations ([[expect]]), a pass/FAIL table of
 them is printed on stdout, even with --quiet, and a breached one exits 3 with
-the command that reproduces the run.`,
+the command that reproduces the run. summary.json, report.html and --metrics
+name the build of xdssim and the SHA-256 of the resolved scenario.`,
 	flags: []flagDoc{flagSeed, flagSet, flagAdd,
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>)", dir: true},
 		{name: "quiet", doc: "print only the seed, the report path and the expectations"},
@@ -531,14 +533,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	expectations := viz.Evaluate(res, s.Expect)
 	report := filepath.Join(out, "report.html")
-	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }
+	st := stamp.Run{Build: stamp.Read(), ScenarioSHA256: s.SHA256()}
+	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, st, expectations...) }
 	set[1].write = func(w io.Writer) error { return viz.WriteSeriesCSV(w, res) }
-	set[2].write = func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) }
+	set[2].write = func(w io.Writer) error { return viz.WriteSummary(w, res, st, expectations...) }
 	for i := range set[3:] {
-		set[3+i].write = metricsWriter(metricsStart, res)
+		set[3+i].write = metricsWriter(metricsStart, res, st)
 	}
 	for i := range external {
-		external[i].write = metricsWriter(metricsStart, res)
+		external[i].write = metricsWriter(metricsStart, res, st)
 	}
 	if err := dir.publish(set, external); err != nil {
 		return err
@@ -568,16 +571,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 func writeHeapProfile(name string) error {
 	runtime.GC()
 	return writeFile("memprofile", name, pprof.WriteHeapProfile)
-}
-
-// versionString is what `xdssim version` prints after "xdssim ".
-func versionString() string { return version() + " (" + runtime.Version() + ")" }
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }
 
 // heapWatch keeps the largest live heap seen at its samples.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
 )
@@ -29,7 +30,9 @@ profiles (compare FILE --profiles grpc-go,grpc-java). --set applies to both.
 Writes compare.json and compare.html (the table, and the timelines of the
 first seed of both overlaid) to the output directory. How many runs of each
 variant breached each expectation ([[expect]]) of its scenario is printed and
-written; any breach exits 3 after the outputs are written.`,
+written; any breach exits 3 after the outputs are written. compare.json and
+compare.html name the build of xdssim and the SHA-256 of each variant's
+resolved scenario.`,
 	flags: []flagDoc{
 		{name: "a", arg: "key=value", doc: "an override of variant A only (repeatable)"},
 		{name: "b", arg: "key=value", doc: "an override of variant B only (repeatable)"},
@@ -137,7 +140,7 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	bar := newSweepProgress(stderr, vals.given("quiet"))
 	start := time.Now()
 	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events,
-		ExactRPCs: vals.given("exact-rpcs")})
+		ExactRPCs: vals.given("exact-rpcs"), Build: stamp.Read()})
 	bar.done()
 	if err != nil {
 		return runErr(err, est)

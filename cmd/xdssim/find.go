@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 )
 
@@ -73,7 +74,7 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	}
 	fmt.Fprintf(stderr, "xdssim: threshold search on %s: %s between %s and %s where %s stops or starts holding, %d seeds, %s\n",
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), workersText(workers))
-	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: vals.given("exact-rpcs")})
+	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: vals.given("exact-rpcs"), Build: stamp.Read()})
 	if err != nil {
 		return runErr(err, est)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
 )
@@ -59,7 +60,9 @@ sweep of those seeds writes (no seeds are added). --find key=lo..hi searches,
 seed by seed, for the value of key at which the one --constraint stops
 holding, refining each seed's bracket below the seed-to-seed spread, and
 prints each seed's threshold, their median and the bound that holds on a
-share of seeds (--coverage, default 90 %) with 95 % confidence.`,
+share of seeds (--coverage, default 90 %) with 95 % confidence. sweep.json,
+sweep.html, find.json and each shard name the build of xdssim and the SHA-256
+of the resolved scenario.`,
 	flags: []flagDoc{
 		{name: "param", arg: "key=VALUES", doc: "vary key over v1,v2,… or lo..hi:steps (repeatable; the --param flags replace the [sweep] params)"},
 		{name: "role", arg: "key=ROLE", doc: "make a swept key a knob (the sweep may recommend its values) or a condition (the recommendation must hold under each); default by key"},
@@ -91,7 +94,9 @@ var mergeCommand = command{
 the directories or files given, check that they are every shard of one sweep,
 and write sweep.json, sweep.csv and sweep.html to the output directory: byte for
 byte what one unsharded sweep writes. Like sweep, it prints the best point and
-exits 3 when the sweep has constraints that no point meets.`,
+exits 3 when the sweep has constraints that no point meets. The shards must all
+name one build of xdssim; sweep.json names it, and the build that merged them
+when another.`,
 	flags: []flagDoc{
 		{name: "out", arg: "DIR", doc: "output directory (default: the first DIR)", dir: true},
 		{name: "quiet", doc: "print no table, only the best point and where the outputs went"},
@@ -318,7 +323,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	// The bar counts every run so far; rounds of added seeds extend it.
 	done := 0
-	opts := sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: plan.ExactRPCs,
+	opts := sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: plan.ExactRPCs, Build: stamp.Read(),
 		Progress: func(d, total int) { bar.update(done+d, done+total) },
 		Round: func(sofar, adding int) {
 			done = sofar
@@ -336,7 +341,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		if !quiet {
 			fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
 		}
-		b, err := sweep.ShardJSON(plan.Header, *shard, runs)
+		b, err := sweep.ShardJSON(plan.Header, opts.Build, *shard, runs)
 		if err != nil {
 			return err
 		}
@@ -613,6 +618,9 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	res, err := sweep.Merge(files)
 	if err != nil {
 		return inputError{err}
+	}
+	if b := stamp.Read(); b != res.Build {
+		res.MergedBy = &b
 	}
 	fmt.Fprintf(stderr, "xdssim: merged %d shards of the sweep of %s: %d runs\n", len(files), res.Scenario, len(res.Runs))
 	return writeSweep(res, res.Scenario, dir, vals.given("quiet"), stdout, stderr)
