@@ -32,10 +32,10 @@ first seed of both overlaid) to the output directory. How many runs of each
 variant breached each expectation ([[expect]]) of its scenario is printed and
 written; any breach exits 3 after the outputs are written.
 
-The default output directory is ./xdssim-out/compare-<A>-<B>-<ID>, ID the
-first 8 hex digits of the comparison's ID (.xdssim-set.json), which both
-variants' resolved scenarios, the seeds and the metrics make: two
-comparisons never share one. A directory that holds the outputs of another
+The default output directory is ./xdssim-out/compare-<A>-<B>[-seed<N>]-<ID>
+(-seed<N> when --seed is not the scenario's own), ID the first 8 hex digits
+of the comparison's ID (.xdssim-set.json), which both variants' resolved
+scenarios, the seeds and the metrics make: two comparisons never share one. A directory that holds the outputs of another
 run is refused (exit 2) unless --overwrite; the same comparison again
 replaces its own. compare.json and compare.html name the build of xdssim
 and the SHA-256 of each variant's resolved scenario.`,
@@ -46,7 +46,7 @@ and the SHA-256 of each variant's resolved scenario.`,
 		{name: "seeds", arg: "N", doc: "seeds, from the scenario's seed on (default 10)"},
 		{name: "metric", arg: "PATH", doc: "a summary.json path to compare (repeatable; default the headline figures)"},
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
-		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>-<ID>)", dir: true},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>[-seed<N>]-<ID>)", dir: true},
 		flagOverwrite,
 		{name: "quiet", doc: "print only where the report went"},
 		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,

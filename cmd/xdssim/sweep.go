@@ -66,7 +66,7 @@ share of seeds (--coverage, default 90 %) with 95 % confidence.
 The default output directory is ./xdssim-out/<scenario>-sweep for the
 [sweep] table as it is, ./xdssim-out/<scenario>-sweep[-seed<N>]-<ID> when a
 flag changes the sweep (ID: the first 8 hex digits of its ID in
-.xdssim-set.json), and ./xdssim-out/<scenario>-find-<ID> for --find. A
+.xdssim-set.json), and ./xdssim-out/<scenario>-find[-seed<N>]-<ID> for --find. A
 directory that holds another run's outputs is refused (exit 2) unless
 --overwrite, and so is a shard file of another sweep; the same sweep again
 replaces its own. sweep.json, sweep.html, find.json and each shard name the
@@ -82,7 +82,7 @@ build of xdssim and the SHA-256 of the resolved scenario.`,
 		{name: "objective", arg: "GOAL", doc: "\"minimize PATH\" or \"maximize PATH\" (repeatable, at most 2; replaces [sweep] objectives)"},
 		{name: "constraint", arg: "BOUND", doc: "\"PATH <= N\" (or <, >=, >) on every run, or \"mean PATH <= N\" on the mean (repeatable; replaces [sweep] constraints)"},
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
-		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>-sweep, with -seed<N>-<ID> for another sweep of it; --find: <scenario>-find-<ID>)", dir: true},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>-sweep, with -seed<N>-<ID> for another sweep of it; --find: <scenario>-find[-seed<N>]-<ID>)", dir: true},
 		flagOverwrite,
 		{name: "shard", arg: "i/n", doc: "run shard i of n of the first seeds and write shard-i-of-n.json (i defaults to $JOB_COMPLETION_INDEX)"},
 		{name: "find", arg: "key=lo..hi", doc: "bisect key between lo and hi for where the --constraint stops holding, seed by seed"},
