@@ -11,7 +11,8 @@
 // in a git clone records the revision, whether the tree was modified and a
 // pseudo-version such as v0.0.0-20261127083303-879b914b08c1 (with
 // "+dirty" when modified); "go install module@version" records the
-// version and no revision; "go run", a test binary, "-buildvcs=false", a
+// version and no revision; "go run" (unless -buildvcs=true), a test binary
+// (even then), "-buildvcs=false" (on the command line or in GOFLAGS), a
 // git worktree (its .git is a file, which the go command does not take for
 // a repository) and a tree copied without its .git record neither:
 // Version is then "devel", and Revision and Dirty are Unknown.

@@ -228,9 +228,10 @@ var versionCommand = command{
 	about: `Print the build of xdssim: its version, the VCS revision it was built from,
 whether that tree had uncommitted changes (dirty) and the Go version, as the Go
 toolchain recorded them in the binary. Every output names the same. "go build"
-in a git clone records them all; "go run", a test binary, -buildvcs=false, a
-git worktree or a tree without its .git record no revision: the version is
-then "devel" and the revision and dirty "unknown".`,
+in a git clone records them all; "go run" (without -buildvcs=true), a test
+binary, -buildvcs=false (also in GOFLAGS), a git worktree or a tree without
+its .git record no revision: the version is then "devel" and the revision and
+dirty "unknown".`,
 	flags: []flagDoc{{name: "json", doc: "print it as the JSON object outputs carry as \"build\": version, revision, dirty, go"}},
 	exec: func(vals flagValues, pos []string, stdout, _ io.Writer) error {
 		if len(pos) > 0 {
