@@ -81,9 +81,14 @@ func (id runIdentity) describe() string {
 }
 
 // seedsText writes seeds as "seed 7", "seeds 1–10" (consecutive) or
-// "seeds 1, 4".
+// "seeds 1, 4", naming at most mostSeeds of them: the seeds of a
+// manifest or shard on disk are read, not trusted, and a message stays
+// short.
 func seedsText(seeds []uint64) string {
-	if len(seeds) == 1 {
+	switch len(seeds) {
+	case 0:
+		return "no seed"
+	case 1:
 		return "seed " + strconv.FormatUint(seeds[0], 10)
 	}
 	consecutive := true
@@ -93,12 +98,18 @@ func seedsText(seeds []uint64) string {
 	if consecutive {
 		return fmt.Sprintf("seeds %d–%d", seeds[0], seeds[len(seeds)-1])
 	}
-	parts := make([]string, len(seeds))
-	for i, s := range seeds {
-		parts[i] = strconv.FormatUint(s, 10)
+	parts := make([]string, 0, mostSeeds+1)
+	for _, s := range seeds[:min(len(seeds), mostSeeds)] {
+		parts = append(parts, strconv.FormatUint(s, 10))
+	}
+	if len(seeds) > mostSeeds {
+		parts = append(parts, fmt.Sprintf("… (%d in all)", len(seeds)))
 	}
 	return "seeds " + strings.Join(parts, ", ")
 }
+
+// mostSeeds is how many seeds seedsText names.
+const mostSeeds = 10
 
 // overrideFlags writes overrides as the flags that give them ("--set
 // k=v", "--add k={...}"), leaving out the seed, which describe says.

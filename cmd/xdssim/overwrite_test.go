@@ -231,3 +231,27 @@ func TestDefaultOutNamesWhatMakesTheRunDifferent(t *testing.T) {
 		t.Errorf("two runs' IDs: %q and %q, want two SHA-256s", seven.ID, set.ID)
 	}
 }
+
+// TestSeedsTextStaysShort: a message names a run's seeds as a range when
+// they are consecutive and at most ten of them otherwise, since the
+// seeds of a manifest on disk may be any number.
+func TestSeedsTextStaysShort(t *testing.T) {
+	many := make([]uint64, 1000)
+	for i := range many {
+		many[i] = uint64(2 * i)
+	}
+	for _, tt := range []struct {
+		seeds []uint64
+		want  string
+	}{
+		{nil, "no seed"},
+		{[]uint64{7}, "seed 7"},
+		{[]uint64{1, 2, 3}, "seeds 1–3"},
+		{[]uint64{1, 4}, "seeds 1, 4"},
+		{many, "seeds 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, … (1000 in all)"},
+	} {
+		if got := seedsText(tt.seeds); got != tt.want {
+			t.Errorf("seedsText(%d seeds) = %q, want %q", len(tt.seeds), got, tt.want)
+		}
+	}
+}
