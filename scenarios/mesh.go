@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -40,6 +41,9 @@ func (m *Method) setDefaults() { m.Weight = 1 }
 type meshFiles struct {
 	dumps map[string]*mesh.Dump
 	boots map[string]*mesh.Bootstrap
+	// sums are the SHA-256 of each file's bytes as read, by the name the
+	// scenario gives it (SHA256).
+	sums map[string][sha256.Size]byte
 }
 
 // readRef reads a file the scenario names: relative to the scenario file,
@@ -87,6 +91,10 @@ func readOnce[T any](s *Scenario, p *problems, cache *map[string]*T, key, ref st
 	data, shown, err := s.readRef(ref)
 	var v *T
 	if err == nil {
+		if s.mesh.sums == nil {
+			s.mesh.sums = map[string][sha256.Size]byte{}
+		}
+		s.mesh.sums[ref] = sha256.Sum256(data)
 		v, err = parse(shown, data)
 	}
 	if err != nil {

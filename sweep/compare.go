@@ -7,6 +7,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // Variant is one side of a comparison: a scenario with its overrides.
@@ -22,7 +23,13 @@ type Variant struct {
 // numbers), every metric's difference B − A paired by seed, and the
 // interval the same runs would give unpaired, for contrast.
 type Comparison struct {
-	A, B  string
+	A, B string
+	// ScenarioSHA256 holds, for A and B, the SHA-256 of the variant's
+	// scenario resolved with its overrides (scenarios.Scenario.SHA256), at
+	// the scenario's own seed.
+	ScenarioSHA256 [2]string
+	// Build is the build of xdssim that made the runs (Options.Build).
+	Build stamp.Build
 	Seeds []uint64
 	Rows  []CompareRow
 	// Expect holds, for each variant, its scenario's expectations and how
@@ -74,12 +81,13 @@ type CompareRow struct {
 // metrics: metrics, or when empty the Headline figures both report.
 func Compare(a, b Variant, seeds []uint64, metrics []string, o Options) (*Comparison, error) {
 	var paths [2][]string
-	c := &Comparison{A: a.Name, B: b.Name, Seeds: seeds}
+	c := &Comparison{A: a.Name, B: b.Name, Build: o.Build, Seeds: seeds}
 	for i, v := range []Variant{a, b} {
 		s, err := scenarios.Parse(v.Src, v.Sets)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
 		}
+		c.ScenarioSHA256[i] = s.SHA256()
 		cfg := s.FleetConfig()
 		paths[i] = append(fleet.MetricPaths(&cfg), fleet.HeaderPaths...)
 		c.Expect[i] = []ExpectCount{}
@@ -164,14 +172,17 @@ func (c *Comparison) JSON() ([]byte, error) {
 		return out
 	}
 	out := struct {
-		Schema  string   `json:"schema"`
-		A       string   `json:"a"`
-		B       string   `json:"b"`
-		Seeds   []uint64 `json:"seeds"`
-		ExpectA []expect `json:"expect_a"`
-		ExpectB []expect `json:"expect_b"`
-		Rows    []row    `json:"metrics"`
-	}{Schema: "xdssim.compare/v2", A: c.A, B: c.B, Seeds: c.Seeds, ExpectA: exp(c.Expect[0]), ExpectB: exp(c.Expect[1]), Rows: []row{}}
+		Schema string      `json:"schema"`
+		Build  stamp.Build `json:"build"`
+		A      string      `json:"a"`
+		B      string      `json:"b"`
+		// ScenarioSHA256 holds "a" and "b".
+		ScenarioSHA256 map[string]string `json:"scenario_sha256"`
+		Seeds          []uint64          `json:"seeds"`
+		ExpectA        []expect          `json:"expect_a"`
+		ExpectB        []expect          `json:"expect_b"`
+		Rows           []row             `json:"metrics"`
+	}{Schema: "xdssim.compare/v2", Build: c.Build, A: c.A, B: c.B, ScenarioSHA256: map[string]string{"a": c.ScenarioSHA256[0], "b": c.ScenarioSHA256[1]}, Seeds: c.Seeds, ExpectA: exp(c.Expect[0]), ExpectB: exp(c.Expect[1]), Rows: []row{}}
 	for _, r := range c.Rows {
 		jr := row{Metric: r.Metric, A: js(r.A), B: js(r.B), Paired: js(r.Paired), Unpaired: js(r.Unpaired)}
 		for k := range r.ValuesA {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // Find is a threshold search: for each seed, the value of Key between Lo
@@ -143,8 +144,14 @@ type SeedThreshold struct {
 
 // FindResult is the outcome of a threshold search.
 type FindResult struct {
-	Key        string `json:"key"`
-	Constraint string `json:"constraint"`
+	// Build is the build of xdssim that made the runs (Options.Build).
+	Build stamp.Build `json:"build"`
+	// ScenarioSHA256 is the SHA-256 of the scenario resolved with the
+	// search's overrides (scenarios.Scenario.SHA256), before the searched
+	// key and the seeds are set.
+	ScenarioSHA256 string `json:"scenario_sha256"`
+	Key            string `json:"key"`
+	Constraint     string `json:"constraint"`
 	// Unit is "s" for a duration key, "" otherwise.
 	Unit string  `json:"unit"`
 	Lo   float64 `json:"lo"`
@@ -218,8 +225,12 @@ func RunFind(src *scenarios.Source, sets []string, f Find, o Options) (*FindResu
 	if f.Coverage <= 0 || f.Coverage >= 1 {
 		return nil, fmt.Errorf("--find: expected a coverage above 0 and below 1, found %v", f.Coverage)
 	}
+	base, err := scenarios.Parse(src, sets)
+	if err != nil {
+		return nil, err
+	}
 	n := len(f.Seeds)
-	res := &FindResult{Key: f.Key, Constraint: f.Constraint.String(), Lo: lo, Hi: hi, Seeds: make([]SeedThreshold, n)}
+	res := &FindResult{Build: o.Build, ScenarioSHA256: base.SHA256(), Key: f.Key, Constraint: f.Constraint.String(), Lo: lo, Hi: hi, Seeds: make([]SeedThreshold, n)}
 	if sc == durationScale {
 		res.Unit = "s"
 	}

@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -58,7 +56,7 @@ type ParamInfo struct {
 type Header struct {
 	Scenario string `json:"scenario"`
 	// ScenarioSHA256 is the SHA-256 of the scenario as resolved with
-	// Sets (its TOML): shards of one sweep have the same.
+	// Sets (scenarios.Scenario.SHA256): shards of one sweep have the same.
 	ScenarioSHA256 string `json:"scenario_sha256"`
 	// Sets are the --set overrides every run has, before its point's.
 	Sets   []string    `json:"sets"`
@@ -133,8 +131,7 @@ func Resolve(src *scenarios.Source, sets []string, spec Spec) (*Plan, error) {
 	paths := append(base.MetricPaths(), fleet.HeaderPaths...)
 	p := &Plan{src: src}
 	p.Scenario = base.Name
-	sum := sha256.Sum256([]byte(base.TOML()))
-	p.ScenarioSHA256 = hex.EncodeToString(sum[:])
+	p.ScenarioSHA256 = base.SHA256()
 	p.Sets = slices.Clone(sets)
 	if p.Sets == nil {
 		p.Sets = []string{}

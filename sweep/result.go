@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // Schema is the "schema" of every sweep.json; it changes when the meaning
@@ -25,7 +26,13 @@ const Schema = "xdssim.sweep/v2"
 // every run.
 type Result struct {
 	Header
-	Points []Point
+	// Build is the build of xdssim that made the runs: for merged shards,
+	// the build every shard names.
+	Build stamp.Build
+	// MergedBy is, for merged shards, the build of xdssim that merged them
+	// when it is not Build; nil otherwise.
+	MergedBy *stamp.Build
+	Points   []Point
 	// Settings are the combinations of the knobs' values, each over every
 	// condition.
 	Settings []Setting
@@ -337,7 +344,9 @@ func (r *Result) Hardest(s int) int {
 // bound is null too, and its "unbounded" flag says so.
 type (
 	resultJSON struct {
-		Schema string `json:"schema"`
+		Schema   string       `json:"schema"`
+		Build    stamp.Build  `json:"build"`
+		MergedBy *stamp.Build `json:"merged_by,omitempty"`
 		Header
 		Points         []pointJSON   `json:"points"`
 		Settings       []settingJSON `json:"settings"`
@@ -479,7 +488,7 @@ func (r *Result) pickJSON(p Pick, cond int) pickJSON {
 // (objects keyed by metric sorted), NaN and infinite bounds as null,
 // ending with a newline.
 func (r *Result) JSON() ([]byte, error) {
-	out := resultJSON{Schema: Schema, Header: r.Header, Points: []pointJSON{}, Settings: []settingJSON{},
+	out := resultJSON{Schema: Schema, Build: r.Build, MergedBy: r.MergedBy, Header: r.Header, Points: []pointJSON{}, Settings: []settingJSON{},
 		Recommendation: r.pickJSON(r.Robust, -1), PerCondition: []pickJSON{}, Pareto: r.Pareto, Runs: []runJSON{}}
 	if out.Pareto == nil {
 		out.Pareto = []Front{}

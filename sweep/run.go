@@ -9,6 +9,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // Run is the outcome of one run of a sweep: the value of each of the
@@ -44,6 +45,9 @@ type Options struct {
 	// ExactRPCs takes every RPC of every run one by one
 	// (fleet.Options.ExactRPCs).
 	ExactRPCs bool
+	// Build is the build of xdssim that makes the runs (stamp.Read): the
+	// Result, Comparison or FindResult names it.
+	Build stamp.Build
 }
 
 // workers returns the pool size o asks for.
@@ -89,12 +93,17 @@ func (p *Plan) Run(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adapt(p.Header, first, func(jobs []job) ([]Run, error) {
+	res, err := adapt(p.Header, first, func(jobs []job) ([]Run, error) {
 		if o.Round != nil {
 			o.Round(jobs[0].index, len(jobs))
 		}
 		return p.execute(jobs, o)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res.Build = o.Build
+	return res, nil
 }
 
 // adapt judges the runs so far and, while some point needs more seeds and

@@ -14,11 +14,14 @@ import (
 	"strings"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // ShardSchema is the "schema" of a shard's file. v2 added the hashes of
-// the scenario and of the header.
-const ShardSchema = "xdssim.sweep-shard/v2"
+// the scenario and of the header; v3 the build of xdssim that ran the
+// shard ("build"), which the strict reader of v2 would refuse as an
+// unknown key: a shard of v2 is refused by name instead.
+const ShardSchema = "xdssim.sweep-shard/v3"
 
 // MaxShardSize is the largest shard file Merge reads: about 700 000 runs
 // of 7 metrics. A larger sweep is split into more shards.
@@ -81,12 +84,16 @@ type shardJSON struct {
 	// HeaderSHA256 is the SHA-256 of the header's JSON: Merge recomputes
 	// it, so that a header edited by hand is caught.
 	HeaderSHA256 string `json:"header_sha256"`
+	// Build is the build of xdssim that ran the shard: every shard of a
+	// merge must name the same one. The header's hash does not cover it.
+	Build stamp.Build `json:"build"`
 	Header
 	Runs []runJSON `json:"runs"`
 }
 
-// headerHash is the SHA-256, in hex, of the JSON of h.
-func headerHash(h Header) (string, error) {
+// HeaderSHA256 is the SHA-256, in hex, of the JSON of h: shards of one
+// sweep have the same, and carry it (header_sha256).
+func HeaderSHA256(h Header) (string, error) {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return "", err
@@ -95,14 +102,14 @@ func headerHash(h Header) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// ShardJSON renders what shard s of the sweep h ran: the header and its
-// runs, for Merge.
-func ShardJSON(h Header, s Shard, runs []Run) ([]byte, error) {
-	hash, err := headerHash(h)
+// ShardJSON renders what shard s of the sweep h ran with build b: the
+// header, the build and the runs, for Merge.
+func ShardJSON(h Header, b stamp.Build, s Shard, runs []Run) ([]byte, error) {
+	hash, err := HeaderSHA256(h)
 	if err != nil {
 		return nil, err
 	}
-	out := shardJSON{Schema: ShardSchema, Shard: s.I, Shards: s.N, HeaderSHA256: hash, Header: h, Runs: []runJSON{}}
+	out := shardJSON{Schema: ShardSchema, Shard: s.I, Shards: s.N, HeaderSHA256: hash, Build: b, Header: h, Runs: []runJSON{}}
 	for _, r := range runs {
 		out.Runs = append(out.Runs, toRunJSON(r, h.Metrics))
 	}
@@ -154,7 +161,7 @@ func parseShard(f ShardFile) (*shardJSON, []Run, error) {
 	if err := CheckHeader(&s.Header); err != nil {
 		return nil, nil, err
 	}
-	if hash, err := headerHash(s.Header); err != nil || hash != s.HeaderSHA256 {
+	if hash, err := HeaderSHA256(s.Header); err != nil || hash != s.HeaderSHA256 {
 		return nil, nil, fmt.Errorf("the header does not match its header_sha256: it was changed after the shard was written")
 	}
 	if s.Shards < 1 || s.Shards > maxRuns {
@@ -191,6 +198,9 @@ func parseShard(f ShardFile) (*shardJSON, []Run, error) {
 		}
 		runs[k] = r
 	}
+	if err := s.Build.Check(); err != nil {
+		return nil, nil, err
+	}
 	return &s, runs, nil
 }
 
@@ -207,6 +217,7 @@ func Merge(files []ShardFile) (*Result, error) {
 	}
 	var head []byte
 	var h Header
+	var build stamp.Build
 	var runs []Run
 	seen := map[int]string{}
 	n := 0
@@ -225,11 +236,15 @@ func Merge(files []ShardFile) (*Result, error) {
 		hb, _ := json.Marshal(s.Header)
 		switch {
 		case head == nil:
-			head, h, n = hb, s.Header, s.Shards
+			head, h, n, build = hb, s.Header, s.Shards, s.Build
 		case !bytes.Equal(hb, head):
 			return nil, fmt.Errorf("merge: %s is a shard of another sweep than %s (%s)", f.Name, files[0].Name, headerDiff(h, s.Header))
 		case s.Shards != n:
 			return nil, fmt.Errorf("merge: %s is shard %d of %d, but %s is of %d", f.Name, s.Shard, s.Shards, files[0].Name, n)
+		case s.Build != build:
+			// Two builds may compute other figures from one scenario:
+			// their runs are not one sweep's.
+			return nil, fmt.Errorf("merge: %s was run by xdssim %s, but %s by xdssim %s: run every shard of a sweep with the same build", f.Name, s.Build, files[0].Name, build)
 		}
 		if other, dup := seen[s.Shard]; dup {
 			return nil, fmt.Errorf("merge: shard %d/%d is given twice: %s and %s", s.Shard, n, other, f.Name)
@@ -250,7 +265,12 @@ func Merge(files []ShardFile) (*Result, error) {
 		}
 		return nil, fmt.Errorf("merge: missing shard(s) %s%s of the sweep of %s (%d of %d given)", strings.Join(missing, ", "), more, h.Scenario, len(seen), n)
 	}
-	return Summarize(h, runs)
+	res, err := Summarize(h, runs)
+	if err != nil {
+		return nil, err
+	}
+	res.Build = build
+	return res, nil
 }
 
 // headerDiff says what differs between two headers.
@@ -274,11 +294,13 @@ func headerDiff(a, b Header) string {
 // always is. Every count is checked for overflow and bounded by the most
 // runs a sweep may have, before anything is sized by it.
 func CheckHeader(h *Header) error {
-	switch {
-	case h.Scenario == "":
+	if h.Scenario == "" {
 		return fmt.Errorf("the header names no scenario")
-	case len(h.ScenarioSHA256) != 64 || strings.Trim(h.ScenarioSHA256, "0123456789abcdef") != "":
-		return fmt.Errorf("scenario_sha256: expected 64 hex digits, found %q", h.ScenarioSHA256)
+	}
+	if err := stamp.CheckSHA256("scenario_sha256", h.ScenarioSHA256); err != nil {
+		return err
+	}
+	switch {
 	case len(h.Seeds) == 0:
 		return fmt.Errorf("the header has no seeds")
 	case h.MaxSeeds < len(h.Seeds) || h.MaxSeeds > maxSeeds:

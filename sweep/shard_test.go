@@ -25,7 +25,7 @@ func hostile(t *testing.T, f ShardFile, rehash bool, edit func(m map[string]any)
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
-		m["header_sha256"], _ = headerHash(s.Header)
+		m["header_sha256"], _ = HeaderSHA256(s.Header)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -85,7 +85,10 @@ func TestMergeTreatsShardFilesAsUntrustedInput(t *testing.T) {
 		{"no scenario hash", true, header("scenario_sha256", ""), "scenario_sha256: expected 64 hex digits"},
 		{"an edited header", false, header("max_seeds", 2), "the header does not match its header_sha256"},
 		{"an unknown key", false, header("extra", 1), `unknown field "extra"`},
-		{"another schema", false, header("schema", "xdssim.sweep-shard/v1"), `schema "xdssim.sweep-shard/v1", want "xdssim.sweep-shard/v2"`},
+		{"another schema", false, header("schema", "xdssim.sweep-shard/v2"), `schema "xdssim.sweep-shard/v2", want "xdssim.sweep-shard/v3" (a shard of another version of xdssim`},
+		{"no build", false, func(m map[string]any) { delete(m, "build") }, "build.version: missing"},
+		{"a build with a newline", false, func(m map[string]any) { m["build"].(map[string]any)["revision"] = "abc\ndef" }, "build.revision"},
+		{"a build neither dirty nor clean", false, func(m map[string]any) { m["build"].(map[string]any)["dirty"] = "maybe" }, "build.dirty"},
 		{"a shard index out of range", false, header("shard", 2), "shard 2 of 2 is out of range (0 to 1)"},
 		{"a shard whose name says another", false, header("shard", 1), "holds shard 1/2, but its name says 0/2"},
 	} {

@@ -9,7 +9,11 @@ import (
 	"testing"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
+
+// testBuild is the build the tests' shards and sweeps name.
+var testBuild = stamp.Build{Version: "v1.2.3", Revision: "879b914b08c1adee68d666f822139378c2cedf88", Dirty: "false", Go: "go1.26.8"}
 
 // testPlan resolves testdata/outage.toml's [sweep] (2 × 2 points × 3
 // seeds) with the given changes to its spec.
@@ -87,6 +91,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		res.Build = testBuild
 		got := outputs(res)
 		if want == "" {
 			want = got
@@ -101,7 +106,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ShardJSON(p.Header, sh, runs)
+		b, err := ShardJSON(p.Header, testBuild, sh, runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +119,7 @@ func TestOutputsDoNotDependOnWorkersOrShards(t *testing.T) {
 	if got := outputs(res); got != want {
 		t.Errorf("4 shards merged give other outputs than one sweep:\n%s\nwant\n%s", got, want)
 	}
-	for _, s := range []string{`"schema": "xdssim.sweep/v2"`, `"recommendation": {`, `"label": "deployable"`, `"role": "condition"`, `"ci95": [`} {
+	for _, s := range []string{`"schema": "xdssim.sweep/v2"`, `"build": {`, `"revision": "` + testBuild.Revision + `"`, `"recommendation": {`, `"label": "deployable"`, `"role": "condition"`, `"ci95": [`} {
 		if !strings.Contains(want, s) {
 			t.Errorf("sweep.json has no %s", s)
 		}
@@ -129,6 +134,7 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 	q := testPlan(t, func(s *Spec) { s.Seeds = 1; s.Metrics = []string{"rpc.failed"} })
 	a0, a1, b1 := testShard(t, p, 0, 2), testShard(t, p, 1, 2), testShard(t, q, 1, 2)
 	truncated := ShardFile{Name: "cut.json", Data: bytes.Replace(a1.Data, []byte(`"run": 3`), []byte(`"run": 1`), 1)}
+	otherBuild := ShardFile{Name: a1.Name, Data: bytes.Replace(bytes.Replace(a1.Data, []byte(`"v1.2.3"`), []byte(`"v1.2.4"`), 1), []byte(`"dirty": "false"`), []byte(`"dirty": "true"`), 1)}
 	for _, tt := range []struct {
 		name  string
 		files []ShardFile
@@ -137,6 +143,7 @@ func TestMergeRefusesIncompleteOrMixedShards(t *testing.T) {
 		{"missing", []ShardFile{a0}, "missing shard(s) 1/2"},
 		{"twice", []ShardFile{a0, a0, a1}, "given twice"},
 		{"another sweep", []ShardFile{a0, b1}, "another sweep"},
+		{"another build", []ShardFile{a0, otherBuild}, "shard-0001-of-0002.json was run by xdssim v1.2.4 (revision " + testBuild.Revision + ", dirty true, go1.26.8), but shard-0000-of-0002.json by xdssim v1.2.3"},
 		{"a run out of place", []ShardFile{a0, truncated}, "run 1 where run 3 should be"},
 		{"not JSON", []ShardFile{{Name: "x.json", Data: []byte("{")}}, "x.json"},
 	} {
@@ -157,7 +164,7 @@ func testShard(t *testing.T, p *Plan, i, n int) ShardFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ShardJSON(p.Header, sh, runs)
+	b, err := ShardJSON(p.Header, testBuild, sh, runs)
 	if err != nil {
 		t.Fatal(err)
 	}

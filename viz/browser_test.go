@@ -282,7 +282,7 @@ func TestLibraryPagesRenderInABrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := plan.Run(sweep.Options{})
+			res, err := plan.Run(sweep.Options{Build: testStamp.Build})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +294,7 @@ func TestLibraryPagesRenderInABrowser(t *testing.T) {
 
 			c, err := sweep.Compare(sweep.Variant{Name: "A", Src: src, Sets: sets},
 				sweep.Variant{Name: "B", Src: src, Sets: append(sets, fmt.Sprintf("fleet.group[0].clients=%d", 2*n))},
-				[]uint64{1, 2}, nil, sweep.Options{})
+				[]uint64{1, 2}, nil, sweep.Options{Build: testStamp.Build})
 			if err != nil {
 				t.Fatal(err)
 			}

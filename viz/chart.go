@@ -12,6 +12,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // chart is one echarts chart of the report: the options go-echarts built,
@@ -53,16 +54,31 @@ type page struct {
 	PageTitle                 string
 	CSS                       template.CSS
 	ErrorJS, EchartsJS, AppJS template.JS
+	// Stamp is what the page's footer says of how it was made.
+	Stamp pageStamp
 }
 
-func newPage(title string) page {
+// pageStamp is a page's footer: the build of xdssim that made its runs
+// (and, for merged shards, the one that merged them, when another), and
+// the SHA-256 of each scenario it ran.
+type pageStamp struct {
+	Build     stamp.Build
+	MergedBy  *stamp.Build
+	Scenarios []scenarioHash
+}
+
+// scenarioHash is one scenario's SHA-256, named for the footer ("B").
+type scenarioHash struct{ Name, SHA256 string }
+
+func newPage(title string, st pageStamp) page {
 	return page{PageTitle: title, CSS: template.CSS(reportCSS), ErrorJS: template.JS(errorCatcherJS),
-		EchartsJS: template.JS(echartsJS), AppJS: template.JS(reportJS)}
+		EchartsJS: template.JS(echartsJS), AppJS: template.JS(reportJS), Stamp: st}
 }
 
 // pageHead defines the templates every page shares: "head", the start of
 // a page up to its <body>; "section", a titled card of charts; "chart",
-// one chart and the script that draws it.
+// one chart and the script that draws it; "footer", the build of xdssim
+// and the scenario hashes, last in the <body>.
 const pageHead = `{{define "head"}}<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -86,7 +102,13 @@ const pageHead = `{{define "head"}}<!DOCTYPE html>
   {{- if .Empty}}
   <p class="muted empty">Zero the whole run, so not drawn: {{range $i, $e := .Empty}}{{if $i}}; {{end}}{{$e}}{{end}}.</p>
   {{- end}}
-</section>{{end}}`
+</section>{{end}}
+{{- define "footer"}}
+<footer class="stamp muted" id="stamp">
+  {{- with .Stamp}}Made by xdssim {{.Build.Version}}, revision <code>{{.Build.Revision}}</code>, dirty {{.Build.Dirty}}, {{.Build.Go}}
+  {{- with .MergedBy}}; merged by xdssim {{.Version}}, revision <code>{{.Revision}}</code>, dirty {{.Dirty}}, {{.Go}}{{end}}.
+  {{- range .Scenarios}} Scenario{{if .Name}} {{.Name}}{{end}} SHA-256 <code>{{.SHA256}}</code>.{{end}}{{end}}
+</footer>{{end}}`
 
 // pageTemplate parses a page: the shared head, then its body, which
 // starts with {{template "head" .}}.

@@ -1,11 +1,13 @@
 package viz
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 )
 
@@ -65,7 +67,13 @@ type compareExpect struct {
 }
 
 func comparePage(c *sweep.Comparison) ([]byte, error) {
-	v := compareView{A: c.A, B: c.B, page: newPage("xdssim compare")}
+	for i, h := range c.ScenarioSHA256 {
+		if err := (stamp.Run{Build: c.Build, ScenarioSHA256: h}).Check(); err != nil {
+			return nil, fmt.Errorf("viz: compare.html: stamp of %s: %w", []string{"A", "B"}[i], err)
+		}
+	}
+	v := compareView{A: c.A, B: c.B, page: newPage("xdssim compare", pageStamp{Build: c.Build,
+		Scenarios: []scenarioHash{{"A", c.ScenarioSHA256[0]}, {"B", c.ScenarioSHA256[1]}}})}
 	seeds := make([]string, len(c.Seeds))
 	for i, s := range c.Seeds {
 		seeds[i] = strconv.FormatUint(s, 10)
@@ -198,6 +206,7 @@ var compareTemplate = pageTemplate("compare", `{{template "head" .}}
   <p class="muted empty">Zero the whole run in both, so not drawn: {{range $i, $e := .Empty}}{{if $i}}; {{end}}{{$e}}{{end}}.</p>
   {{- end}}
 </section>
+{{- template "footer" .}}
 </body>
 </html>
 `)

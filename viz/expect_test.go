@@ -173,7 +173,9 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
 	})
 	const want = `{
   "schema": "xdssim.summary/v2",
+  "build": {"version": "v1.2.3", "revision": "879b914b08c1adee68d666f822139378c2cedf88", "dirty": "false", "go": "go1.26.8"},
   "scenario": "gate",
+  "scenario_sha256": "3f2a91c0d3b54e6f8a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7",
   "seed": 7,
   "clients": 3,
   "virtual_seconds": 60,
@@ -208,7 +210,7 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
   }
 }
 `
-	got, err := Summary(r, es...)
+	got, err := Summary(r, testStamp, es...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,10 +221,10 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
 		t.Error("Summary() is not valid JSON")
 	}
 	var buf bytes.Buffer
-	if err := WriteSummary(&buf, r, es...); err != nil || buf.String() != want {
+	if err := WriteSummary(&buf, r, testStamp, es...); err != nil || buf.String() != want {
 		t.Errorf("WriteSummary() wrote other bytes than Summary(): %v", err)
 	}
-	plain, err := Summary(r)
+	plain, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +235,12 @@ func TestSummaryListsExpectationsAfterTheHeader(t *testing.T) {
 
 func TestSummaryRejectsWhatExpectationsCannotHold(t *testing.T) {
 	r := &fleet.Results{Metrics: []fleet.Metric{{Path: "expectations.count", Value: 1}}}
-	if _, err := Summary(r); err == nil || !strings.Contains(err.Error(), `collides with the key "expectations"`) {
+	if _, err := Summary(r, testStamp); err == nil || !strings.Contains(err.Error(), `collides with the key "expectations"`) {
 		t.Errorf("a metric under expectations: got %v, want a collision", err)
 	}
 	r = &fleet.Results{Metrics: []fleet.Metric{{Path: "a", Value: 1}}}
 	es := []Expectation{{Metric: "a", Max: bound(math.Inf(1)), Value: 1}}
-	if _, err := Summary(r, es...); err == nil || !strings.Contains(err.Error(), `expectation "a" has the bound +Inf`) {
+	if _, err := Summary(r, testStamp, es...); err == nil || !strings.Contains(err.Error(), `expectation "a" has the bound +Inf`) {
 		t.Errorf("an infinite bound: got %v, want an error naming it", err)
 	}
 }
@@ -255,7 +257,7 @@ func TestReportShowsExpectationsNearTheTop(t *testing.T) {
 		{Metric: "z.<i>", Min: bound(1)},
 	})
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, es...); err != nil {
+	if err := WriteReport(&b, r, testStamp, es...); err != nil {
 		t.Fatal(err)
 	}
 	page := body(b.String())
@@ -278,7 +280,7 @@ func TestReportShowsExpectationsNearTheTop(t *testing.T) {
 		t.Errorf("report loads something remotely: %q", m)
 	}
 	var again bytes.Buffer
-	if err := WriteReport(&again, r, es...); err != nil || again.String() != b.String() {
+	if err := WriteReport(&again, r, testStamp, es...); err != nil || again.String() != b.String() {
 		t.Errorf("two renders with the same expectations differ (%v)", err)
 	}
 	if strings.Contains(render(t, r), "<h2>Expectations") {

@@ -2,8 +2,6 @@ package viz
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // WriteOpenMetrics writes the gRFC A78 XdsClient metrics of r
@@ -19,11 +18,18 @@ import (
 // series is one group's sum for one target, labelled as gRPC's
 // OpenTelemetry plugin labels it once Prometheus has translated the names
 // (grpc.target becomes grpc_target) plus xdssim_scenario, xdssim_group,
-// xdssim_seed and xdssim_run (RunID: two runs backfilled into one
-// Prometheus stay two series), so `promtool tsdb create-blocks-from
+// xdssim_seed and xdssim_run (the first 12 hex digits of the run's
+// scenario_sha256, st's: two runs backfilled into one Prometheus stay two
+// series), so `promtool tsdb create-blocks-from
 // openmetrics` can backfill a run into Prometheus beside what production
 // clients export (docs/report.md, "The A78 metrics in Prometheus and
 // Grafana"). Every series is written, those that stayed at zero too.
+//
+// The export opens with xdssim_build_info, an info-style gauge that is 1
+// at every sample time (so that a query over the run can join it on
+// xdssim_run): its labels name the build of xdssim that ran the run
+// (version, revision, dirty and go, from st) and the run (scenario_sha256
+// and the xdssim_ labels above).
 //
 // Metric names follow the same translation: grpc.xds_client.connected is
 // grpc_xds_client_connected, and a counter's family keeps the _total its
@@ -32,11 +38,24 @@ import (
 // Prometheus text format's linter) accept. Timestamps are in seconds,
 // whole when start and the sample interval are whole seconds (which the
 // text format's linter needs), else to the millisecond.
-func WriteOpenMetrics(w io.Writer, r *fleet.Results, start time.Time) error {
+func WriteOpenMetrics(w io.Writer, r *fleet.Results, st stamp.Run, start time.Time) error {
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("viz: OpenMetrics: stamp: %w", err)
+	}
 	bw := bufio.NewWriter(w)
-	run := RunID(r)
+	run := st.ScenarioSHA256[:12]
 	startMS := start.UnixMilli()
 	stepMS := r.SampleInterval.Milliseconds()
+	bw.WriteString("# HELP xdssim_build_info The build of xdssim that ran this run, and the SHA-256 of its resolved scenario: 1 at every sample\n")
+	bw.WriteString("# TYPE xdssim_build_info gauge\n")
+	info := fmt.Sprintf("xdssim_build_info{dirty=\"%s\",go=\"%s\",revision=\"%s\",scenario_sha256=\"%s\",version=\"%s\",xdssim_run=\"%s\",xdssim_scenario=\"%s\",xdssim_seed=\"%d\"} 1 ",
+		escapeLabel(st.Dirty), escapeLabel(st.Go), escapeLabel(st.Revision), escapeLabel(st.ScenarioSHA256), escapeLabel(st.Version),
+		run, escapeLabel(r.Scenario), r.Seed)
+	for k := range max(r.Samples, 1) {
+		bw.WriteString(info)
+		bw.WriteString(timestamp(startMS + int64(k)*stepMS))
+		bw.WriteByte('\n')
+	}
 	for inst, in := range fleet.Instruments {
 		name := promName(in.Name)
 		kind := "gauge"
@@ -73,15 +92,6 @@ func WriteOpenMetrics(w io.Writer, r *fleet.Results, start time.Time) error {
 	}
 	bw.WriteString("# EOF\n")
 	return bw.Flush()
-}
-
-// RunID names a run in the outputs that carry several runs' data: the
-// first 12 hex digits of the SHA-256 of its resolved scenario (which
-// holds the seed and every override), so the same scenario and seed give
-// the same ID and any other run another.
-func RunID(r *fleet.Results) string {
-	sum := sha256.Sum256([]byte(r.Resolved + "\nseed = " + strconv.FormatUint(r.Seed, 10) + "\n"))
-	return hex.EncodeToString(sum[:6])
 }
 
 // promName is an OpenTelemetry name as Prometheus writes it: every

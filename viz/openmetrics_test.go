@@ -19,14 +19,16 @@ var omSample = regexp.MustCompile(`^([a-z_]+)\{([^}]*)\} (\S+) (\S+)$`)
 // against the OpenMetrics text format: every family has its HELP and TYPE
 // before its samples and is not interleaved with another, a counter's
 // samples never go down, each series' timestamps rise one sample
-// interval at a time from --metrics-start, and the text ends with
-// "# EOF". Reference: OpenMetrics 1.0, "Text format"; gRFC A78.
+// interval at a time from --metrics-start, the text ends with "# EOF",
+// and the export opens with xdssim_build_info, 1 at every sample, labelled
+// with the build and the run. Reference: OpenMetrics 1.0, "Text format";
+// gRFC A78.
 func TestOpenMetricsExportIsWellFormed(t *testing.T) {
 	t.Parallel()
 	r, _ := libraryRun(t)
 	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
-	if err := WriteOpenMetrics(&b, r, start); err != nil {
+	if err := WriteOpenMetrics(&b, r, testStamp, start); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -82,21 +84,32 @@ func TestOpenMetricsExportIsWellFormed(t *testing.T) {
 				t.Fatalf("line %d: timestamp %v, want %v", i+1, ts, want)
 			}
 			last[key] = [2]float64{v, ts}
-			for _, label := range []string{`grpc_target="xds:///echo"`, `xdssim_scenario="fallback-during-restarts"`} {
+			labels := []string{`grpc_target="xds:///echo"`, `xdssim_scenario="fallback-during-restarts"`}
+			if family == "xdssim_build_info" {
+				labels = []string{`xdssim_scenario="fallback-during-restarts"`, `version="v1.2.3"`, `revision="` + testStamp.Revision + `"`,
+					`dirty="false"`, `go="go1.26.8"`, `scenario_sha256="` + testStamp.ScenarioSHA256 + `"`, `xdssim_run="` + testStamp.ScenarioSHA256[:12] + `"`}
+				if v != 1 {
+					t.Errorf("line %d: xdssim_build_info is %v, want 1", i+1, v)
+				}
+			}
+			for _, label := range labels {
 				if !strings.Contains(m[2], label) {
 					t.Errorf("line %d lacks %s", i+1, label)
 				}
 			}
 		}
 	}
-	for _, name := range []string{"grpc_xds_client_connected", "grpc_xds_client_server_failure_total",
+	for _, name := range []string{"xdssim_build_info", "grpc_xds_client_connected", "grpc_xds_client_server_failure_total",
 		"grpc_xds_client_resource_updates_valid_total", "grpc_xds_client_resources"} {
 		if families[name] == "" {
 			t.Errorf("no family %s", name)
 		}
 	}
-	if want := len(r.XdsClientMetrics) * r.Samples; samples != want {
-		t.Errorf("%d samples, want %d (every series, every sample)", samples, want)
+	if want := (len(r.XdsClientMetrics) + 1) * r.Samples; samples != want {
+		t.Errorf("%d samples, want %d (xdssim_build_info and every series, every sample)", samples, want)
+	}
+	if !strings.HasPrefix(b.String(), "# HELP xdssim_build_info ") {
+		t.Errorf("the export does not open with xdssim_build_info:\n%.300s", b.String())
 	}
 	promtoolChecks(t, b.Bytes())
 }
@@ -132,26 +145,23 @@ func promtoolChecks(t *testing.T, export []byte) {
 }
 
 // TestOpenMetricsLabelsEachRunAndKeepsZeros: every sample carries the
-// run's seed and ID, so that two seeds backfilled into one Prometheus
-// stay two series; and a series that stayed at zero is written too (an
-// exporter reports a counter at zero).
+// run's seed and ID (the first 12 hex digits of its scenario_sha256,
+// which another seed changes: scenarios.TestSHA256NamesWhatTheScenarioRuns),
+// so that two seeds backfilled into one Prometheus stay two series; and a
+// series that stayed at zero is written too (an exporter reports a
+// counter at zero).
 func TestOpenMetricsLabelsEachRunAndKeepsZeros(t *testing.T) {
 	t.Parallel()
 	r, _ := libraryRun(t)
 	var b bytes.Buffer
-	if err := WriteOpenMetrics(&b, r, time.Unix(0, 0)); err != nil {
+	if err := WriteOpenMetrics(&b, r, testStamp, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	want := `xdssim_run="` + RunID(r) + `",xdssim_scenario="fallback-during-restarts",xdssim_seed="1"}`
+	want := `xdssim_run="` + testStamp.ScenarioSHA256[:12] + `",xdssim_scenario="fallback-during-restarts",xdssim_seed="1"}`
 	zero := regexp.MustCompile(`(?m)^grpc_xds_client_resource_updates_invalid_total\{[^}]*\} 0 `)
 	if !strings.Contains(out, want) || !zero.MatchString(out) {
 		t.Errorf("the export lacks %s, or a zero-valued invalid-updates series:\n%.800s", want, out)
-	}
-	other := *r
-	other.Seed = 2
-	if RunID(&other) == RunID(r) {
-		t.Error("two seeds share a run ID")
 	}
 }
 

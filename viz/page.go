@@ -148,4 +148,5 @@ table.points th,table.points td{overflow-wrap:anywhere;padding-right:8px}
 .scroll th{position:sticky;top:0;background:#fff}
 code,pre{font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre.toml{margin:0;padding:12px;background:#f6f8fa;border-radius:6px;overflow:auto;white-space:pre}
+footer.stamp{max-width:1240px;margin:0 auto;padding:4px 20px 8px;font-size:12px;overflow-wrap:anywhere}
 `

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // maxIntervalRows bounds the interval table of the report.
@@ -26,7 +27,8 @@ const maxIntervalRows = 200
 //     cause, a heatmap of sampled client channels with the 20 that failed
 //     longest, xDS state, each control plane, the fleet, sessions and
 //     retries, distributions, and every series no section draws;
-//   - every Metric, the first 200 Intervals, and the Resolved scenario.
+//   - every Metric, the first 200 Intervals, and the Resolved scenario;
+//   - a footer naming the build of xdssim and the scenario's SHA-256 (st).
 //
 // Every chart over virtual time shades every Fault as a labelled area and
 // zooms together with the others. Each chart has a stable ID (the
@@ -37,8 +39,8 @@ const maxIntervalRows = 200
 // A sample that is NaN or infinite is drawn as a gap. It is an error for a
 // Series to hold another number of values than Samples, or for Samples > 1
 // with a SampleInterval that is not positive.
-func WriteReport(w io.Writer, r *fleet.Results, expectations ...Expectation) error {
-	b, err := report(r, expectations)
+func WriteReport(w io.Writer, r *fleet.Results, st stamp.Run, expectations ...Expectation) error {
+	b, err := report(r, st, expectations)
 	if err != nil {
 		return err
 	}
@@ -47,9 +49,12 @@ func WriteReport(w io.Writer, r *fleet.Results, expectations ...Expectation) err
 }
 
 // report renders the bytes WriteReport writes.
-func report(r *fleet.Results, expectations []Expectation) ([]byte, error) {
+func report(r *fleet.Results, st stamp.Run, expectations []Expectation) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: report.html: no results")
+	}
+	if err := st.Check(); err != nil {
+		return nil, fmt.Errorf("viz: report.html: stamp: %w", err)
 	}
 	if r.Samples > 1 && r.SampleInterval <= 0 {
 		return nil, fmt.Errorf("viz: report.html: %d samples with a sample interval of %v; the interval must be positive", r.Samples, r.SampleInterval)
@@ -60,6 +65,7 @@ func report(r *fleet.Results, expectations []Expectation) ([]byte, error) {
 		}
 	}
 	v := reportData(r, expectations)
+	v.Stamp = pageStamp{Build: st.Build, Scenarios: []scenarioHash{{SHA256: st.ScenarioSHA256}}}
 	return renderPage("report.html", reportTemplate, &v, sectionCharts(v.Sections)...)
 }
 
@@ -170,7 +176,7 @@ func reportData(r *fleet.Results, expectations []Expectation) reportView {
 		Resolved:       r.Resolved,
 		WhatIf:         r.WhatIf,
 		Breached:       Breached(expectations),
-		page:           newPage("xdssim report: " + r.Scenario),
+		page:           newPage("xdssim report: "+r.Scenario, pageStamp{}),
 	}
 	for _, s := range v.Sections {
 		v.HasTracks = v.HasTracks || s.ID == "tracks"
@@ -594,6 +600,7 @@ var reportTemplate = pageTemplate("report", `{{template "head" .}}
   <p class="lead">Every default filled in: save it as a .toml file and <code>xdssim run</code> it to reproduce this report.</p>
   <pre class="toml">{{.Resolved}}</pre>
 </section>
+{{- template "footer" .}}
 </body>
 </html>
 {{define "worst"}}

@@ -21,7 +21,7 @@ import (
 func render(t *testing.T, r *fleet.Results, e ...Expectation) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, e...); err != nil {
+	if err := WriteReport(&b, r, testStamp, e...); err != nil {
 		t.Fatalf("WriteReport: %v", err)
 	}
 	return b.String()
@@ -512,13 +512,13 @@ func TestReportRejectsInconsistentResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := fixture(2, 10)
 			tt.modify(r)
-			err := WriteReport(&bytes.Buffer{}, r)
+			err := WriteReport(&bytes.Buffer{}, r, testStamp)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("WriteReport error = %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
-	if err := WriteReport(&bytes.Buffer{}, nil); err == nil {
+	if err := WriteReport(&bytes.Buffer{}, nil, testStamp); err == nil {
 		t.Error("WriteReport(nil) succeeded")
 	}
 }

@@ -19,11 +19,11 @@ func TestRenderSample(t *testing.T) {
 	if err := os.MkdirAll(*sampleDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	report, err := report(r, nil)
+	report, err := report(r, testStamp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary, err := Summary(r)
+	summary, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}

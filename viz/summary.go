@@ -10,16 +10,19 @@ import (
 	"strings"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // SummarySchema is the value of the "schema" key of every summary.json this
-// package writes. It changes when the meaning or layout of a key changes.
+// package writes. It changes when the meaning or layout of a key changes;
+// a key added (as "build" and "scenario_sha256" were) leaves it: a reader
+// of the keys it knows reads them as before.
 const SummarySchema = "xdssim.summary/v2"
 
 // headerKeys are the keys summary.json starts with, in this order, before
 // the expectations and the metrics. A metric path may not begin with one of
 // them, nor with expectationsKey.
-var headerKeys = []string{"schema", "scenario", "seed", "clients", "virtual_seconds", "events"}
+var headerKeys = []string{"schema", "build", "scenario", "scenario_sha256", "seed", "clients", "virtual_seconds", "events"}
 
 // expectationsKey holds the scenario's expectations, after the header keys,
 // when it has any.
@@ -42,9 +45,11 @@ const (
 	unmodelledKey = "unmodelled"
 )
 
-// Summary renders r as summary.json: 2-space indented JSON holding, in this
-// order, "schema" (SummarySchema), "scenario", "seed", "clients",
-// "virtual_seconds" and "events"; then, when the scenario has hypothetical
+// Summary renders r, run by the build st names, as summary.json: 2-space
+// indented JSON holding, in this order, "schema" (SummarySchema), "build"
+// (st's "version", "revision", "dirty" and "go"), "scenario",
+// "scenario_sha256" (st's), "seed", "clients", "virtual_seconds" and
+// "events"; then, when the scenario has hypothetical
 // settings (Results.WhatIf), "what_if": an array with each one's "key",
 // "value", "ships" and "why"; then, when expectations are given,
 // "expectations": an array with one object per Expectation, in the order
@@ -66,9 +71,12 @@ const (
 // to have an empty segment, and for a path to collide with a header key,
 // with "expectations" or with another path (two equal paths, or "a" beside
 // "a.b"). The error names the metric.
-func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
+func Summary(r *fleet.Results, st stamp.Run, expectations ...Expectation) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: summary.json: no results")
+	}
+	if err := st.Check(); err != nil {
+		return nil, fmt.Errorf("viz: summary.json: stamp: %w", err)
 	}
 	tree, err := metricTree(r.Metrics)
 	if err != nil {
@@ -78,7 +86,10 @@ func Summary(r *fleet.Results, expectations ...Expectation) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("{\n")
 	fmt.Fprintf(&b, "  \"schema\": %s,\n", quoteJSON(SummarySchema))
+	fmt.Fprintf(&b, "  \"build\": {\"version\": %s, \"revision\": %s, \"dirty\": %s, \"go\": %s},\n",
+		quoteJSON(st.Version), quoteJSON(st.Revision), quoteJSON(st.Dirty), quoteJSON(st.Go))
 	fmt.Fprintf(&b, "  \"scenario\": %s,\n", quoteJSON(r.Scenario))
+	fmt.Fprintf(&b, "  \"scenario_sha256\": %s,\n", quoteJSON(st.ScenarioSHA256))
 	fmt.Fprintf(&b, "  \"seed\": %s,\n", strconv.FormatUint(r.Seed, 10))
 	fmt.Fprintf(&b, "  \"clients\": %s,\n", strconv.Itoa(r.Clients))
 	fmt.Fprintf(&b, "  \"virtual_seconds\": %s,\n", formatSeconds(r.Duration))
@@ -204,9 +215,9 @@ func writeWhatIf(b *bytes.Buffer, ws []fleet.WhatIf) {
 	b.WriteString("\n  ]")
 }
 
-// WriteSummary writes Summary(r, expectations...) to w.
-func WriteSummary(w io.Writer, r *fleet.Results, expectations ...Expectation) error {
-	b, err := Summary(r, expectations...)
+// WriteSummary writes Summary(r, st, expectations...) to w.
+func WriteSummary(w io.Writer, r *fleet.Results, st stamp.Run, expectations ...Expectation) error {
+	b, err := Summary(r, st, expectations...)
 	if err != nil {
 		return err
 	}

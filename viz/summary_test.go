@@ -9,7 +9,15 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 )
+
+// testStamp is the stamp of the tests' outputs: fixed, so that what they
+// pin does not change with the commit the tests run at.
+var testStamp = stamp.Run{
+	Build:          stamp.Build{Version: "v1.2.3", Revision: "879b914b08c1adee68d666f822139378c2cedf88", Dirty: "false", Go: "go1.26.8"},
+	ScenarioSHA256: "3f2a91c0d3b54e6f8a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7",
+}
 
 // TestSummaryKeyOrderAndNesting pins summary.json byte for byte: the header
 // keys first in their fixed order, then the metrics nested by dotted path
@@ -35,7 +43,9 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 	}
 	const want = `{
   "schema": "xdssim.summary/v2",
+  "build": {"version": "v1.2.3", "revision": "879b914b08c1adee68d666f822139378c2cedf88", "dirty": "false", "go": "go1.26.8"},
   "scenario": "primary-outage",
+  "scenario_sha256": "3f2a91c0d3b54e6f8a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7",
   "seed": 42,
   "clients": 300,
   "virtual_seconds": 600,
@@ -61,7 +71,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
   }
 }
 `
-	got, err := Summary(r)
+	got, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +83,7 @@ func TestSummaryKeyOrderAndNesting(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	if err := WriteSummary(&buf, r); err != nil {
+	if err := WriteSummary(&buf, r, testStamp); err != nil {
 		t.Fatal(err)
 	}
 	if buf.String() != want {
@@ -87,7 +97,9 @@ func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
 	r := &fleet.Results{Scenario: "a \"quoted\" <name>\n", Seed: math.MaxUint64, Duration: 1500 * time.Millisecond}
 	const want = `{
   "schema": "xdssim.summary/v2",
+  "build": {"version": "v1.2.3", "revision": "879b914b08c1adee68d666f822139378c2cedf88", "dirty": "false", "go": "go1.26.8"},
   "scenario": "a \"quoted\" <name>\n",
+  "scenario_sha256": "3f2a91c0d3b54e6f8a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7",
   "seed": 18446744073709551615,
   "clients": 0,
   "virtual_seconds": 1.5,
@@ -95,7 +107,7 @@ func TestSummaryWithoutMetricsHasOnlyTheHeader(t *testing.T) {
   "faults": []
 }
 `
-	got, err := Summary(r)
+	got, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +151,7 @@ func TestNumbersPrintAsShortestDecimal(t *testing.T) {
 		}
 		// Through summary.json and back, every value survives exactly.
 		r := &fleet.Results{Metrics: []fleet.Metric{{Path: "m", Value: tt.v}}}
-		b, err := Summary(r)
+		b, err := Summary(r, testStamp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +190,7 @@ func TestSummaryRejectsWhatJSONCannotHoldOrNest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Summary(&fleet.Results{Metrics: tt.metrics})
+			_, err := Summary(&fleet.Results{Metrics: tt.metrics}, testStamp)
 			if err == nil {
 				t.Fatalf("Summary(%v) succeeded, want an error", tt.metrics)
 			}
@@ -187,7 +199,7 @@ func TestSummaryRejectsWhatJSONCannotHoldOrNest(t *testing.T) {
 					t.Errorf("error %q does not mention %s", err, w)
 				}
 			}
-			if err := WriteSummary(&bytes.Buffer{}, &fleet.Results{Metrics: tt.metrics}); err == nil {
+			if err := WriteSummary(&bytes.Buffer{}, &fleet.Results{Metrics: tt.metrics}, testStamp); err == nil {
 				t.Errorf("WriteSummary succeeded, want the same error")
 			}
 		})
@@ -198,7 +210,7 @@ func TestSummaryRejectsWhatJSONCannotHoldOrNest(t *testing.T) {
 // on the bytes of summary.json: they agree on every path, numbers only.
 func TestLookupResolvesDottedPaths(t *testing.T) {
 	r := fixture(2, 10)
-	summary, err := Summary(r)
+	summary, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +266,7 @@ func TestLookupResolvesDottedPaths(t *testing.T) {
 func TestSummaryListsTheWhatIfs(t *testing.T) {
 	r := &fleet.Results{Scenario: "s", Seed: 1, Clients: 1, Duration: time.Second,
 		WhatIf: []fleet.WhatIf{{Key: "fleet.group[0].rpc.throttle_max_tokens", Value: "10", Ships: "0", Why: `no "retryThrottling"`}}}
-	b, err := Summary(r)
+	b, err := Summary(r, testStamp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +283,11 @@ func TestSummaryListsTheWhatIfs(t *testing.T) {
 		t.Fatalf("not JSON: %v", err)
 	}
 	r.WhatIf = nil
-	if b, _ := Summary(r); strings.Contains(string(b), "what_if") {
+	if b, _ := Summary(r, testStamp); strings.Contains(string(b), "what_if") {
 		t.Errorf("a faithful run's summary.json has what_if:\n%s", b)
 	}
 	r.Metrics = []fleet.Metric{{Path: "what_if.count", Value: 1}}
-	if _, err := Summary(r); err == nil {
+	if _, err := Summary(r, testStamp); err == nil {
 		t.Error("a metric under what_if was accepted")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 )
 
@@ -123,6 +124,9 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: sweep.html: no result")
 	}
+	if err := (stamp.Run{Build: r.Build, ScenarioSHA256: r.ScenarioSHA256}).Check(); err != nil {
+		return nil, fmt.Errorf("viz: sweep.html: stamp: %w", err)
+	}
 	v := sweepView{
 		Scenario:    r.Scenario,
 		Runs:        len(r.Runs),
@@ -133,7 +137,8 @@ func sweepPage(r *sweep.Result) ([]byte, error) {
 		Params:      r.Params,
 		Constraints: r.Constraints,
 		Expect:      r.Expect,
-		page:        newPage("xdssim sweep: " + r.Scenario),
+		page: newPage("xdssim sweep: "+r.Scenario, pageStamp{Build: r.Build, MergedBy: r.MergedBy,
+			Scenarios: []scenarioHash{{SHA256: r.ScenarioSHA256}}}),
 	}
 	for _, m := range r.Metrics {
 		v.Metrics = append(v.Metrics, breakable(m))
@@ -832,6 +837,7 @@ var sweepTemplate = pageTemplate("sweep", `{{template "head" .}}
     </tbody>
   </table>
 </section>
+{{- template "footer" .}}
 </body>
 </html>
 `)

@@ -53,10 +53,11 @@ func sweepFixtures(t *testing.T) (*sweep.Result, *sweep.Comparison) {
 		if sweepRes, sweepErr = sweep.Summarize(p.Header, runs); sweepErr != nil {
 			return
 		}
+		sweepRes.Build = testStamp.Build
 		cmpRes, sweepErr = sweep.Compare(
 			sweep.Variant{Name: "A", Src: src},
 			sweep.Variant{Name: "B", Src: src, Sets: []string{"fleet.restart[0].downtime=9s"}},
-			[]uint64{1, 2, 3}, nil, sweep.Options{})
+			[]uint64{1, 2, 3}, nil, sweep.Options{Build: testStamp.Build})
 	})
 	if sweepErr != nil {
 		t.Fatal(sweepErr)

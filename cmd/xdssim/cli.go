@@ -19,6 +19,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/viz"
 )
 
@@ -134,13 +135,22 @@ var runCommand = command{
 	name: "run", args: "[FILE|NAME]", scenario: true, runs: true,
 	breach:  "the outputs are written, but the run breached an expectation ([[expect]]) of the scenario",
 	summary: "run a scenario (default: the library's \"default\") and write its report",
-	about: `Run a scenario (default: the library's "default") and write report.html and
-summary.json to the output directory. The seed and where the report went are
-printed; when the scenario has expectations ([[expect]]), a pass/FAIL table of
-them is printed on stdout, even with --quiet, and a breached one exits 3 with
-the command that reproduces the run.`,
+	about: `Run a scenario (default: the library's "default") and write report.html,
+series.csv and summary.json to the output directory. The seed and where the
+report went are printed; when the scenario has expectations ([[expect]]), a
+pass/FAIL table of them is printed on stdout, even with --quiet, and a
+breached one exits 3 with the command that reproduces the run.
+
+The default output directory is ./xdssim-out/<scenario> for the scenario as
+it is; a run with another seed, an override or --exact-rpcs writes to
+./xdssim-out/<scenario>[-seed<N>]-<ID>, ID the first 8 hex digits of the
+run's ID (.xdssim-set.json). A directory that holds the outputs of another
+run is refused (exit 2) unless --overwrite; the same run again replaces its
+own. summary.json, report.html and --metrics name the build of xdssim and
+the SHA-256 of the resolved scenario.`,
 	flags: []flagDoc{flagSeed, flagSet, flagAdd,
-		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>)", dir: true},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>, with -seed<N>-<ID> for another run of it)", dir: true},
+		flagOverwrite,
 		{name: "quiet", doc: "print only the seed, the report path and the expectations"},
 		{name: "metrics", arg: "FILE", doc: "also write the gRFC A78 XdsClient metrics as OpenMetrics text with timestamps", file: true},
 		{name: "metrics-start", arg: "TIME", doc: "the wall-clock time virtual time 0 stands for in --metrics (RFC 3339; default 1970-01-01T00:00:00Z)"},
@@ -155,8 +165,12 @@ the command that reproduces the run.`,
 var (
 	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound)"}
 	flagMaxEvents = flagDoc{name: "max-events", arg: "N", doc: "refuse a run estimated above N events, and stop one that reaches N with exit code 4 (default 1000000000; 0: no bound)"}
-	flagForce     = flagDoc{name: "force", doc: "run even when the estimate is above --max-memory or --max-events"}
+	flagForce     = flagDoc{name: "force", doc: "run even when the estimate is above --max-memory or --max-events (it never replaces another run's outputs: --overwrite does)"}
 )
+
+// flagOverwrite lets a command replace the outputs of another run
+// (identity.go); --force, which runs past the estimate, never does.
+var flagOverwrite = flagDoc{name: "overwrite", doc: "replace the outputs of another run in the output directory (without it, such a directory is refused)"}
 
 var validateCommand = command{
 	name: "validate", args: "FILE|NAME", scenario: true,
@@ -198,8 +212,8 @@ type runFlags struct {
 	// maxMemory, maxEvents and force bound the run's cost.
 	maxMemory, maxEvents string
 	force                bool
-	// exactRPCs is run's --exact-rpcs.
-	exactRPCs bool
+	// exactRPCs is run's --exact-rpcs, overwrite its --overwrite.
+	exactRPCs, overwrite bool
 }
 
 type setFlag struct{ sets *[]string }
@@ -242,6 +256,7 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 		fs.StringVar(&f.metrics, "metrics", "", "")
 		fs.StringVar(&f.metricsStart, "metrics-start", "", "")
 		fs.BoolVar(&f.exactRPCs, "exact-rpcs", false, "")
+		fs.BoolVar(&f.overwrite, "overwrite", false, "")
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -314,25 +329,31 @@ func setsSeed(o string) bool {
 // load finds and parses the scenario named by the positional arguments,
 // and prints its warnings (an older format's changed keys) on stderr.
 func (f *runFlags) load(cmd string, required bool, stderr io.Writer) (*scenarios.Scenario, error) {
+	_, s, err := f.loadSource(cmd, required, stderr)
+	return s, err
+}
+
+// loadSource is load that returns the scenario's source too.
+func (f *runFlags) loadSource(cmd string, required bool, stderr io.Writer) (*scenarios.Source, *scenarios.Scenario, error) {
 	ref := scenarios.DefaultName
 	switch {
 	case len(f.args) > 1:
-		return nil, badInput("%s: expected one scenario, found %d: %s", cmd, len(f.args), strings.Join(f.args, " "))
+		return nil, nil, badInput("%s: expected one scenario, found %d: %s", cmd, len(f.args), strings.Join(f.args, " "))
 	case len(f.args) == 1:
 		ref = f.args[0]
 	case required:
-		return nil, badInput("%s: expected a scenario file or library name", cmd)
+		return nil, nil, badInput("%s: expected a scenario file or library name", cmd)
 	}
 	src, err := scenarios.Open(ref)
 	if err != nil {
-		return nil, inputError{err}
+		return nil, nil, inputError{err}
 	}
 	s, err := scenarios.Parse(src, f.sets)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	printWarnings(stderr, s.Warnings())
-	return s, nil
+	return src, s, nil
 }
 
 // printWarnings writes each warning of a scenario on its own line, as
@@ -430,7 +451,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := f.load("run", false, stderr)
+	src, s, err := f.loadSource("run", false, stderr)
 	if err != nil {
 		return err
 	}
@@ -446,13 +467,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := lim.check(est); err != nil {
 		return err
 	}
+	id := runIdentityOf(s, f.sets, f.exactRPCs)
 	out := f.out
 	if !f.given["out"] {
-		out = filepath.Join("xdssim-out", s.Name)
+		// The scenario as it is, with no override: its own run.
+		plain, own := "", s.Seed
+		if s0, err := scenarios.Parse(src, nil); err == nil {
+			plain, own = runIdentityOf(s0, nil, false).ID, s0.Seed
+		}
+		out = defaultOut(s.Name, id, plain, own)
 	}
 	// Every output path is checked before the run, not after it.
-	dir, err := checkOutDir("out", out, stderr)
+	dir, err := checkOutDir(outFlag(f.given["out"]), out, stderr)
 	if err != nil {
+		return err
+	}
+	if err := dir.claim(id, f.overwrite); err != nil {
 		return err
 	}
 	set := []output{{name: "report.html"}, {name: "series.csv"}, {name: "summary.json"}}
@@ -531,14 +561,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	expectations := viz.Evaluate(res, s.Expect)
 	report := filepath.Join(out, "report.html")
-	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, expectations...) }
+	st := stamp.Run{Build: stamp.Read(), ScenarioSHA256: id.ScenarioSHA256[0]}
+	set[0].write = func(w io.Writer) error { return viz.WriteReport(w, res, st, expectations...) }
 	set[1].write = func(w io.Writer) error { return viz.WriteSeriesCSV(w, res) }
-	set[2].write = func(w io.Writer) error { return viz.WriteSummary(w, res, expectations...) }
+	set[2].write = func(w io.Writer) error { return viz.WriteSummary(w, res, st, expectations...) }
 	for i := range set[3:] {
-		set[3+i].write = metricsWriter(metricsStart, res)
+		set[3+i].write = metricsWriter(metricsStart, res, st)
 	}
 	for i := range external {
-		external[i].write = metricsWriter(metricsStart, res)
+		external[i].write = metricsWriter(metricsStart, res, st)
 	}
 	if err := dir.publish(set, external); err != nil {
 		return err
@@ -568,16 +599,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 func writeHeapProfile(name string) error {
 	runtime.GC()
 	return writeFile("memprofile", name, pprof.WriteHeapProfile)
-}
-
-// versionString is what `xdssim version` prints after "xdssim ".
-func versionString() string { return version() + " (" + runtime.Version() + ")" }
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }
 
 // heapWatch keeps the largest live heap seen at its samples.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 )
 
 // command is one subcommand of xdssim: what `xdssim help`, `xdssim CMD
@@ -222,12 +224,29 @@ can return.
 }
 
 var versionCommand = command{
-	name: "version", summary: "print the version",
-	run: func(args []string, stdout, _ io.Writer) error {
-		if len(args) > 0 {
-			return badInput("version: unexpected argument %q", args[0])
+	name: "version", summary: "print the version, the VCS revision and the Go version of this build",
+	about: `Print the build of xdssim: its version, the VCS revision it was built from,
+whether that tree had uncommitted changes (dirty) and the Go version, as the Go
+toolchain recorded them in the binary. Every output names the same. "go build"
+in a git clone records them all; "go run" (without -buildvcs=true), a test
+binary, -buildvcs=false (also in GOFLAGS), a git worktree or a tree without
+its .git record no revision: the version is then "devel" and the revision and
+dirty "unknown".`,
+	flags: []flagDoc{{name: "json", doc: "print it as the JSON object outputs carry as \"build\": version, revision, dirty, go"}},
+	exec: func(vals flagValues, pos []string, stdout, _ io.Writer) error {
+		if len(pos) > 0 {
+			return badInput("version: unexpected argument %q", pos[0])
 		}
-		_, err := fmt.Fprintf(stdout, "xdssim %s\n", versionString())
+		b := stamp.Read()
+		if vals.given("json") {
+			j, err := json.MarshalIndent(b, "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(stdout, "%s\n", j)
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "xdssim %s\n", b)
 		return err
 	},
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
 )
@@ -29,7 +30,15 @@ profiles (compare FILE --profiles grpc-go,grpc-java). --set applies to both.
 Writes compare.json and compare.html (the table, and the timelines of the
 first seed of both overlaid) to the output directory. How many runs of each
 variant breached each expectation ([[expect]]) of its scenario is printed and
-written; any breach exits 3 after the outputs are written.`,
+written; any breach exits 3 after the outputs are written.
+
+The default output directory is ./xdssim-out/compare-<A>-<B>[-seed<N>]-<ID>
+(-seed<N> when --seed is not the scenario's own), ID the first 8 hex digits
+of the comparison's ID (.xdssim-set.json), which both variants' resolved
+scenarios, the seeds and the metrics make: two comparisons never share one. A directory that holds the outputs of another
+run is refused (exit 2) unless --overwrite; the same comparison again
+replaces its own. compare.json and compare.html name the build of xdssim
+and the SHA-256 of each variant's resolved scenario.`,
 	flags: []flagDoc{
 		{name: "a", arg: "key=value", doc: "an override of variant A only (repeatable)"},
 		{name: "b", arg: "key=value", doc: "an override of variant B only (repeatable)"},
@@ -37,7 +46,8 @@ written; any breach exits 3 after the outputs are written.`,
 		{name: "seeds", arg: "N", doc: "seeds, from the scenario's seed on (default 10)"},
 		{name: "metric", arg: "PATH", doc: "a summary.json path to compare (repeatable; default the headline figures)"},
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
-		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>[-seed<N>]-<ID>)", dir: true},
+		flagOverwrite,
 		{name: "quiet", doc: "print only where the report went"},
 		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
 	},
@@ -120,24 +130,44 @@ func cmdCompare(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		est = est.Max(e)
 	}
-	out := vals.last("out")
-	if out == "" {
-		out = filepath.Join("xdssim-out", "compare-"+resolved[0].Name+"-"+resolved[1].Name)
-	}
 	seedList, err := consecutiveSeeds(resolved[0].Seed, seeds)
 	if err != nil {
 		return err
 	}
-	dir, err := checkOutDir("out", out, stderr)
+	exact := vals.given("exact-rpcs")
+	hashes := []string{resolved[0].SHA256(), resolved[1].SHA256()}
+	overrides := overrideFlags(base)
+	for _, side := range []string{"a", "b"} {
+		for _, o := range vals[side] {
+			overrides = append(overrides, "--"+side+" "+scenarios.ShellQuote(o))
+		}
+	}
+	if profiles != nil {
+		overrides = append(overrides, "--profiles "+strings.Join(profiles, ","))
+	}
+	id := newIdentity("compare", resolved[0].Name+" vs "+resolved[1].Name, hashes, seedList, overrides, struct {
+		ScenarioSHA256 []string
+		Seeds          []uint64
+		Metrics        []string
+		ExactRPCs      bool
+	}{hashes, seedList, vals["metric"], exact})
+	out := vals.last("out")
+	if out == "" {
+		out = defaultOut("compare-"+resolved[0].Name+"-"+resolved[1].Name, id, "", ownSeed(variants[0].Src, resolved[0]))
+	}
+	dir, err := checkOutDir(outFlag(vals.given("out")), out, stderr)
 	if err != nil {
 		return err // before the runs, not after
+	}
+	if err := dir.claim(id, vals.given("overwrite")); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: compare on %d seeds from %d, %s\nxdssim: A = %s\nxdssim: B = %s\n",
 		seeds, seedList[0], workersText(workers), variants[0].Name, variants[1].Name)
 	bar := newSweepProgress(stderr, vals.given("quiet"))
 	start := time.Now()
 	c, err := sweep.Compare(variants[0], variants[1], seedList, vals["metric"], sweep.Options{Workers: workers, Progress: bar.update, MaxEvents: lim.events,
-		ExactRPCs: vals.given("exact-rpcs")})
+		ExactRPCs: exact, Build: stamp.Read()})
 	bar.done()
 	if err != nil {
 		return runErr(err, est)

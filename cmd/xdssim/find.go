@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 )
 
@@ -59,21 +60,33 @@ func cmdFind(src *scenarios.Source, sets []string, s *scenarios.Scenario, spec s
 	if err != nil {
 		return err
 	}
-	out := vals.last("out")
-	if out == "" {
-		out = filepath.Join("xdssim-out", s.Name+"-find")
-	}
-	dir, err := checkOutDir("out", out, stderr)
-	if err != nil {
-		return err // before the runs, not after
-	}
 	f := sweep.Find{Key: key, Lo: lo, Hi: hi, Constraint: spec.Constraints[0], MaxSteps: steps, Resolution: resolution, Coverage: coverage}
 	if f.Seeds, err = consecutiveSeeds(s.Seed, spec.Seeds); err != nil {
 		return err
 	}
+	exact := vals.given("exact-rpcs")
+	h := s.SHA256()
+	id := newIdentity("sweep --find", s.Name, []string{h}, f.Seeds, overrideFlags(sets), struct {
+		ScenarioSHA256, Key, Lo, Hi, Constraint string
+		Steps                                   int
+		Resolution, Coverage                    string
+		Seeds                                   []uint64
+		ExactRPCs                               bool
+	}{h, key, lo, hi, f.Constraint.String(), steps, strconv.FormatFloat(resolution, 'g', -1, 64), strconv.FormatFloat(coverage, 'g', -1, 64), f.Seeds, exact})
+	out := vals.last("out")
+	if out == "" {
+		out = defaultOut(s.Name+"-find", id, "", ownSeed(src, s))
+	}
+	dir, err := checkOutDir(outFlag(vals.given("out")), out, stderr)
+	if err != nil {
+		return err // before the runs, not after
+	}
+	if err := dir.claim(id, vals.given("overwrite")); err != nil {
+		return err
+	}
 	fmt.Fprintf(stderr, "xdssim: threshold search on %s: %s between %s and %s where %s stops or starts holding, %d seeds, %s\n",
 		s.Name, key, lo, hi, f.Constraint, len(f.Seeds), workersText(workers))
-	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: vals.given("exact-rpcs")})
+	res, err := sweep.RunFind(src, sets, f, sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: exact, Build: stamp.Read()})
 	if err != nil {
 		return runErr(err, est)
 	}

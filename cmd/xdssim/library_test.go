@@ -10,6 +10,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/viz"
 )
 
@@ -89,7 +90,7 @@ func runSummary(t *testing.T, src *scenarios.Source, sets []string) ([]byte, []v
 	}
 	exps := viz.Evaluate(res, s.Expect)
 	var b bytes.Buffer
-	if err := viz.WriteSummary(&b, res, exps...); err != nil {
+	if err := viz.WriteSummary(&b, res, stamp.Run{Build: stamp.Read(), ScenarioSHA256: s.SHA256()}, exps...); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes(), exps

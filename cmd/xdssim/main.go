@@ -11,7 +11,7 @@
 //	xdssim shrink FILE|NAME           a smaller scenario that still breaches
 //	xdssim schema                     the scenario format's JSON Schema
 //	xdssim completion bash|zsh        a shell completion script
-//	xdssim version                    print the version
+//	xdssim version [--json]           print the build: version, revision, Go
 //
 // 'xdssim help CMD' or 'xdssim CMD --help' prints a command's flags. Flags
 // may stand before or after the scenario. Exit codes: 0 ok, 1 internal

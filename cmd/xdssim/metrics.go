@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/xdssim/xdssim/model/fleet"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/viz"
 )
 
@@ -23,7 +24,7 @@ func parseMetricsStart(s string) (time.Time, error) {
 }
 
 // metricsWriter writes the run's gRFC A78 metrics as OpenMetrics text,
-// virtual time 0 at start.
-func metricsWriter(start time.Time, res *fleet.Results) func(io.Writer) error {
-	return func(w io.Writer) error { return viz.WriteOpenMetrics(w, res, start) }
+// virtual time 0 at start, stamped with st.
+func metricsWriter(start time.Time, res *fleet.Results, st stamp.Run) func(io.Writer) error {
+	return func(w io.Writer) error { return viz.WriteOpenMetrics(w, res, st, start) }
 }

@@ -99,8 +99,8 @@ func fileNames(m map[string]string) []string {
 // TestPublishingIsAllOrNothing kills xdssim run (SIGKILL, a crash of the
 // runtime) or fails its rename at every step of publishing its outputs,
 // over a directory that holds the outputs of another seed, a file of the
-// user's and a metrics file only the previous run wrote. Every time the
-// directory holds the whole previous set or the whole new one, with the
+// user's and a metrics file only the previous run wrote (--overwrite: it
+// is another run's). Every time the directory holds the whole previous set or the whole new one, with the
 // user's file, and no temporary is left: before the set is published
 // it is the previous one, after it the new one. It does so with a file
 // system that exchanges two names in one rename and with one that cannot
@@ -147,7 +147,7 @@ func TestPublishingIsAllOrNothing(t *testing.T) {
 					if !canExchange {
 						env = append(env, "XDSSIM_TEST_NO_EXCHANGE=1")
 					}
-					code, stderr := run(dir, env, "--seed", "2")
+					code, stderr := run(dir, env, "--seed", "2", "--overwrite")
 					if code != exitInternal {
 						t.Errorf("exit %d, want 1:\n%s", code, stderr)
 					}
@@ -207,7 +207,7 @@ func TestPublishingKeepsTheDirectorysOwnFilesAndDropsThePreviousSet(t *testing.T
 	}
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
 	os.Symlink("notes.txt", filepath.Join(dir, "link"))
-	if code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2"); code != exitOK {
+	if code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2", "--overwrite"); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	files, temps := snapshot(t, dir)
@@ -536,7 +536,7 @@ func TestARenameTheFileSystemRefusesKeepsThePreviousSet(t *testing.T) {
 		t.Skip("cannot make a directory immutable here (chattr +i needs root and a file system that has it):", err)
 	}
 	defer exec.Command("chattr", "-i", dir).Run()
-	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2")
+	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2", "--overwrite")
 	if code != exitInternal || !strings.Contains(stderr, "replacing the directory: operation not permitted") || !strings.Contains(stderr, keptPrevious) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -563,7 +563,7 @@ func TestAnImmutableOutputFileDoesNotStopTheNewSet(t *testing.T) {
 	if err := exec.Command("chattr", "+i", report).Run(); err != nil {
 		t.Skip("cannot make a file immutable here:", err)
 	}
-	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2")
+	code, _, stderr := runMain(t, "run", scenario, "--quiet", "--out", dir, "--seed", "2", "--overwrite")
 	left, _ := filepath.Glob(filepath.Join(parent, ".out.xdssim-new-*"))
 	for _, l := range left {
 		exec.Command("chattr", "-i", filepath.Join(l, "report.html")).Run()

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,12 +52,16 @@ const manifestName = ".xdssim-set.json"
 // manifestSchema is the manifest's "schema".
 const manifestSchema = "xdssim.set/v1"
 
-// manifest names the files of a set, and the outputs of the same command
-// written outside its directory (--metrics elsewhere), each with its size
-// and SHA-256, so that a reader can tell whether such a file is of this
-// set. It is deterministic: the same run writes the same manifest.
+// manifest names the run that wrote a set (identity.go) and the files of
+// the set, and the outputs of the same command written outside its
+// directory (--metrics elsewhere), each with its size and SHA-256, so that
+// a reader can tell whether such a file is of this set. It is
+// deterministic: the same run writes the same manifest. "run" was added
+// to xdssim.set/v1 without changing its schema: a manifest without it is
+// an older xdssim's, whose set counts as another run's.
 type manifest struct {
 	Schema   string          `json:"schema"`
+	Run      *runIdentity    `json:"run,omitempty"`
 	Files    []manifestEntry `json:"files"`
 	External []manifestEntry `json:"external"`
 }
@@ -81,6 +86,10 @@ type outDir struct {
 	// warn receives what went wrong after the set was published (a
 	// previous set that could not be removed).
 	warn io.Writer
+	// id is the run whose set is published here (claim), and overwrite
+	// says that it may replace another run's.
+	id        *runIdentity
+	overwrite bool
 }
 
 // processStart is when this process started: a temporary file or
@@ -310,7 +319,7 @@ func (d *outDir) publishSet(files []output, ext []*stagedFile) error {
 	failed := func(err error) error {
 		return ioError{fmt.Errorf("writing %s: %w", d.name, err), keptPrevious}
 	}
-	m := manifest{Schema: manifestSchema, Files: []manifestEntry{}, External: []manifestEntry{}}
+	m := manifest{Schema: manifestSchema, Run: d.id, Files: []manifestEntry{}, External: []manifestEntry{}}
 	names := map[string]bool{manifestName: true}
 	for _, o := range files {
 		fh, err := os.OpenFile(filepath.Join(staging, o.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -330,8 +339,11 @@ func (d *outDir) publishSet(files []output, ext []*stagedFile) error {
 	if err := publishHook("staged"); err != nil {
 		return failed(err)
 	}
-	previous := readManifest(d.path)
-	if err := d.carryOver(staging, names, previous); err != nil {
+	previous := readPrevious(d.path)
+	if err := d.checkPrevious(previous, true); err != nil {
+		return err
+	}
+	if err := d.carryOver(staging, names, previous.names); err != nil {
 		return err
 	}
 	if err := publishHook("carried"); err != nil {
@@ -363,7 +375,7 @@ func (d *outDir) publishSet(files []output, ext []*stagedFile) error {
 	syncDir(parent)
 	publishHook("published")
 	if old != "" {
-		d.rescue(old, names, previous)
+		d.rescue(old, names, previous.names)
 		if err := os.RemoveAll(old); err != nil && d.warn != nil {
 			fmt.Fprintf(d.warn, "xdssim: warning: the previous outputs of %s, moved to %s, could not be removed: %v\n", d.name, old, unwrapPath(err))
 		}
@@ -436,24 +448,93 @@ var errNoExchange = errors.New("the file system cannot exchange two directories 
 // tests replace it).
 var exchange = exchangeDirs
 
-// readManifest returns the names of the files of the set published in dir
-// (none when it holds no readable manifest).
-func readManifest(dir string) map[string]bool {
-	names := map[string]bool{}
-	b, err := readSmallFile(filepath.Join(dir, manifestName), 1<<20)
-	if err != nil {
-		return names
+// previousSet is the set an output directory holds.
+type previousSet struct {
+	// names are its files, those that are in the directory: those its
+	// manifest names, or, without a manifest, those of setNames.
+	names map[string]bool
+	// run is the run its manifest names; nil without a manifest or for an
+	// older xdssim's.
+	run *runIdentity
+}
+
+// setNames are the names of the files of every set xdssim writes: a
+// directory without a manifest that holds one of them holds the outputs
+// of an older xdssim.
+var setNames = []string{"report.html", "series.csv", "summary.json", "sweep.json", "sweep.csv", "sweep.html",
+	"compare.json", "compare.html", "find.json"}
+
+// readPrevious returns the set published in dir: the files its manifest
+// names and the run that wrote it or, when dir holds no readable manifest,
+// the files of setNames it holds.
+func readPrevious(dir string) previousSet {
+	p := previousSet{names: map[string]bool{}}
+	present := func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
 	}
 	var m manifest
-	if json.Unmarshal(b, &m) != nil || m.Schema != manifestSchema {
-		return names
+	b, err := readSmallFile(filepath.Join(dir, manifestName), 1<<20)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Schema != manifestSchema {
+		for _, n := range setNames {
+			if present(n) {
+				p.names[n] = true
+			}
+		}
+		return p
 	}
 	for _, f := range m.Files {
-		if f.Name != "" && f.Name == filepath.Base(f.Name) {
-			names[f.Name] = true
+		if f.Name != "" && f.Name == filepath.Base(f.Name) && present(f.Name) {
+			p.names[f.Name] = true
 		}
 	}
-	return names
+	if m.Run != nil && m.Run.ID != "" {
+		p.run = m.Run
+	}
+	return p
+}
+
+// claim checks, before a run, that the directory holds no other run's
+// set: none at all, or the set of the same run id, which the new set
+// replaces, or another's when overwrite (--overwrite). The manifest of the
+// set published names id.
+func (d *outDir) claim(id runIdentity, overwrite bool) error {
+	d.id, d.overwrite = &id, overwrite
+	return d.checkPrevious(readPrevious(d.path), false)
+}
+
+// checkPrevious refuses to replace p, the set the directory holds, when
+// it is another run's (see claim); late says the check is the one made
+// again just before publishing, after the runs.
+func (d *outDir) checkPrevious(p previousSet, late bool) error {
+	if d.id == nil || d.overwrite || len(p.names) == 0 || (p.run != nil && p.run.ID == d.id.ID) {
+		return nil
+	}
+	held := make([]string, 0, len(p.names))
+	for n := range p.names {
+		held = append(held, n)
+	}
+	slices.Sort(held)
+	what := fmt.Sprintf("outputs of xdssim (%s) that do not say which run wrote them (an older xdssim's: no %s names the run)", strings.Join(held, ", "), manifestName)
+	if p.run != nil {
+		what = fmt.Sprintf("the outputs of another run, %s (scenario SHA-256 %s)", p.run.describe(), shortHashes(p.run.ScenarioSHA256))
+	}
+	when := "nothing was run"
+	if late {
+		when = "they were written there while this command ran, and its outputs were not written"
+	}
+	return badInput("%s: holds %s; this is %s (scenario SHA-256 %s), and %s. Write the outputs elsewhere with --out DIR, or replace those with --overwrite",
+		refer(d.flag, d.name), what, d.id.describe(), shortHashes(d.id.ScenarioSHA256), when)
+}
+
+// shortHashes writes each hash by its first 12 hex digits, as a message
+// names it: "3f2a91c0e1b4…".
+func shortHashes(hs []string) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h[:min(12, len(h))] + "…"
+	}
+	return strings.Join(out, " and ")
 }
 
 // readSmallFile reads a regular file of at most limit bytes.

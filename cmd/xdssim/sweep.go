@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/sweep"
 	"github.com/xdssim/xdssim/viz"
 )
@@ -59,7 +61,16 @@ sweep of those seeds writes (no seeds are added). --find key=lo..hi searches,
 seed by seed, for the value of key at which the one --constraint stops
 holding, refining each seed's bracket below the seed-to-seed spread, and
 prints each seed's threshold, their median and the bound that holds on a
-share of seeds (--coverage, default 90 %) with 95 % confidence.`,
+share of seeds (--coverage, default 90 %) with 95 % confidence.
+
+The default output directory is ./xdssim-out/<scenario>-sweep for the
+[sweep] table as it is, ./xdssim-out/<scenario>-sweep[-seed<N>]-<ID> when a
+flag changes the sweep (ID: the first 8 hex digits of its ID in
+.xdssim-set.json), and ./xdssim-out/<scenario>-find[-seed<N>]-<ID> for --find. A
+directory that holds another run's outputs is refused (exit 2) unless
+--overwrite, and so is a shard file of another sweep; the same sweep again
+replaces its own. sweep.json, sweep.html, find.json and each shard name the
+build of xdssim and the SHA-256 of the resolved scenario.`,
 	flags: []flagDoc{
 		{name: "param", arg: "key=VALUES", doc: "vary key over v1,v2,… or lo..hi:steps (repeatable; the --param flags replace the [sweep] params)"},
 		{name: "role", arg: "key=ROLE", doc: "make a swept key a knob (the sweep may recommend its values) or a condition (the recommendation must hold under each); default by key"},
@@ -71,7 +82,8 @@ share of seeds (--coverage, default 90 %) with 95 % confidence.`,
 		{name: "objective", arg: "GOAL", doc: "\"minimize PATH\" or \"maximize PATH\" (repeatable, at most 2; replaces [sweep] objectives)"},
 		{name: "constraint", arg: "BOUND", doc: "\"PATH <= N\" (or <, >=, >) on every run, or \"mean PATH <= N\" on the mean (repeatable; replaces [sweep] constraints)"},
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
-		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>-sweep)", dir: true},
+		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/<scenario>-sweep, with -seed<N>-<ID> for another sweep of it; --find: <scenario>-find[-seed<N>]-<ID>)", dir: true},
+		flagOverwrite,
 		{name: "shard", arg: "i/n", doc: "run shard i of n of the first seeds and write shard-i-of-n.json (i defaults to $JOB_COMPLETION_INDEX)"},
 		{name: "find", arg: "key=lo..hi", doc: "bisect key between lo and hi for where the --constraint stops holding, seed by seed"},
 		{name: "coverage", arg: "Q", doc: "--find: the share of seeds the safe bound must hold on, 0.9 or 90% (default 90 %)"},
@@ -91,9 +103,13 @@ var mergeCommand = command{
 the directories or files given, check that they are every shard of one sweep,
 and write sweep.json, sweep.csv and sweep.html to the output directory: byte for
 byte what one unsharded sweep writes. Like sweep, it prints the best point and
-exits 3 when the sweep has constraints that no point meets.`,
+exits 3 when the sweep has constraints that no point meets. The shards must all
+name one build of xdssim; sweep.json names it, and the build that merged them
+when another. An output directory that holds another run's outputs is refused
+(exit 2) unless --overwrite; merging the same shards again replaces its own.`,
 	flags: []flagDoc{
 		{name: "out", arg: "DIR", doc: "output directory (default: the first DIR)", dir: true},
+		flagOverwrite,
 		{name: "quiet", doc: "print no table, only the best point and where the outputs went"},
 	},
 	exec: cmdMerge,
@@ -260,9 +276,10 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		return planError(err)
 	}
 	plan.ExactRPCs = vals.given("exact-rpcs")
+	id := sweepIdentity(plan.Header)
 	out := vals.last("out")
 	if out == "" {
-		out = filepath.Join("xdssim-out", s.Name+"-sweep")
+		out = defaultOut(s.Name+"-sweep", id, plainSweep(src), ownSeed(src, s))
 	}
 	var shard *sweep.Shard
 	if v, ok := flagGiven(vals, "shard"); ok {
@@ -276,10 +293,12 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	// is one file, beside the other shards; a sweep's outputs are a set.
 	var dir *outDir
 	if shard != nil {
-		if err := checkShardOut(out, shard.FileName()); err != nil {
+		if err := checkShardOut(outFlag(vals.given("out")), out, shard.FileName(), plan.Header, vals.given("overwrite")); err != nil {
 			return err
 		}
-	} else if dir, err = checkOutDir("out", out, stderr); err != nil {
+	} else if dir, err = checkOutDir(outFlag(vals.given("out")), out, stderr); err != nil {
+		return err
+	} else if err := dir.claim(id, vals.given("overwrite")); err != nil {
 		return err
 	}
 	quiet := vals.given("quiet")
@@ -318,7 +337,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	// The bar counts every run so far; rounds of added seeds extend it.
 	done := 0
-	opts := sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: plan.ExactRPCs,
+	opts := sweep.Options{Workers: workers, MaxEvents: lim.events, ExactRPCs: plan.ExactRPCs, Build: stamp.Read(),
 		Progress: func(d, total int) { bar.update(done+d, done+total) },
 		Round: func(sofar, adding int) {
 			done = sofar
@@ -336,7 +355,7 @@ func cmdSweep(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		if !quiet {
 			fmt.Fprintf(stderr, "xdssim: %d runs in %s wall\n", len(runs), time.Since(start).Round(time.Millisecond))
 		}
-		b, err := sweep.ShardJSON(plan.Header, *shard, runs)
+		b, err := sweep.ShardJSON(plan.Header, opts.Build, *shard, runs)
 		if err != nil {
 			return err
 		}
@@ -605,7 +624,7 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 			out = filepath.Dir(out)
 		}
 	}
-	dir, err := checkOutDir("out", out, stderr)
+	dir, err := checkOutDir(outFlag(vals.given("out")), out, stderr)
 	if err != nil {
 		return err // before the shards are read, not after
 	}
@@ -629,6 +648,13 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	res, err := sweep.Merge(files)
 	if err != nil {
 		return inputError{err}
+	}
+	if b := stamp.Read(); b != res.Build {
+		res.MergedBy = &b
+	}
+	// What one sweep of these shards' header writes: its identity.
+	if err := dir.claim(sweepIdentity(res.Header), vals.given("overwrite")); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: merged %d shards of the sweep of %s: %d runs\n", len(files), res.Scenario, len(res.Runs))
 	return writeSweep(res, res.Scenario, dir, vals.given("quiet"), stdout, stderr)
@@ -741,12 +767,72 @@ func runErr(err error, est scenarios.Estimate) error {
 	return inputError{err}
 }
 
-// checkShardOut checks, before the runs, that the shard file name can be
-// written in the directory out (made when missing), beside the other
-// shards.
-func checkShardOut(out, name string) error {
+// checkShardOut checks, before the runs, that the shard file name of the
+// sweep h can be written in the directory out (made when missing), beside
+// the other shards: a file there of that name must be a shard of the same
+// sweep (the same header_sha256), which the new one replaces, unless
+// overwrite.
+func checkShardOut(flag, out, name string, h sweep.Header, overwrite bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return badInput("--out %s: %v", out, unwrapPath(err))
+		return badInput("%s: %v", refer(flag, out), unwrapPath(err))
 	}
-	return checkOutputFile("out", filepath.Join(out, name))
+	p := filepath.Join(out, name)
+	if err := checkOutputFile(flag, p); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(p); err != nil || overwrite {
+		return nil
+	}
+	want, err := sweep.HeaderSHA256(h)
+	if err != nil {
+		return err
+	}
+	var prev struct {
+		Schema       string   `json:"schema"`
+		HeaderSHA256 string   `json:"header_sha256"`
+		Scenario     string   `json:"scenario"`
+		Seeds        []uint64 `json:"seeds"`
+	}
+	what := "a file that is not a shard of this version of xdssim"
+	if b, err := readShardFile(p); err == nil && json.Unmarshal(b, &prev) == nil && prev.Schema == sweep.ShardSchema && prev.Scenario != "" && len(prev.Seeds) > 0 {
+		if prev.HeaderSHA256 == want {
+			return nil // the same shard of the same sweep
+		}
+		what = fmt.Sprintf("a shard of another sweep, of %s, %s", prev.Scenario, seedsText(prev.Seeds))
+	}
+	return badInput("%s: %s is %s; this is a sweep of %s, %s, and nothing was run. Write the shards elsewhere with --out DIR, or replace it with --overwrite",
+		refer(flag, out), name, what, h.Scenario, seedsText(h.Seeds))
+}
+
+// sweepIdentity is the identity of the outputs of the sweep h: its header
+// determines them (merged shards of it write the same).
+func sweepIdentity(h sweep.Header) runIdentity {
+	return newIdentity("sweep", h.Scenario, []string{h.ScenarioSHA256}, h.Seeds, overrideFlags(h.Sets), h)
+}
+
+// plainSweep is the ID of the sweep of src's [sweep] table as it is, with
+// no flag; "" when the table alone does not make a sweep.
+func plainSweep(src *scenarios.Source) string {
+	s0, err := scenarios.Parse(src, nil)
+	if err != nil {
+		return ""
+	}
+	spec, err := sweep.SpecOf(s0)
+	if err != nil {
+		return ""
+	}
+	p, err := sweep.Resolve(src, nil, spec)
+	if err != nil {
+		return ""
+	}
+	return sweepIdentity(p.Header).ID
+}
+
+// ownSeed is the seed of the scenario src as it is, with no override (s's
+// when it does not parse so).
+func ownSeed(src *scenarios.Source, s *scenarios.Scenario) uint64 {
+	if s0, err := scenarios.Parse(src, nil); err == nil {
+		return s0.Seed
+	}
+	return s.Seed
 }

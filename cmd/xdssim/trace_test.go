@@ -11,6 +11,7 @@ import (
 
 	"github.com/xdssim/xdssim/model/fleet"
 	"github.com/xdssim/xdssim/scenarios"
+	"github.com/xdssim/xdssim/stamp"
 	"github.com/xdssim/xdssim/trace"
 	"github.com/xdssim/xdssim/viz"
 )
@@ -106,7 +107,7 @@ func TestTracingLeavesSummaryJSONAsItIs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := viz.WriteSummary(&b, res, viz.Evaluate(res, s.Expect)...); err != nil {
+		if err := viz.WriteSummary(&b, res, stamp.Run{Build: stamp.Read(), ScenarioSHA256: s.SHA256()}, viz.Evaluate(res, s.Expect)...); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
