@@ -153,7 +153,7 @@ the command that reproduces the run.`,
 
 // The flags that bound a run's cost (docs/limits.md).
 var (
-	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound)"}
+	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound; never above the cgroup's limit or what fits in RLIMIT_AS, ulimit -v)"}
 	flagMaxEvents = flagDoc{name: "max-events", arg: "N", doc: "refuse a run estimated above N events, and stop one that reaches N with exit code 4 (default 1000000000; 0: no bound)"}
 	flagForce     = flagDoc{name: "force", doc: "run even when the estimate is above --max-memory or --max-events"}
 )

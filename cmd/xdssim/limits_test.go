@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,5 +163,88 @@ func TestTraceAndCsdsStopAtMaxEventsToo(t *testing.T) {
 	if code, _, stderr := runMain(t, "trace", "default", "--client", "web/0", "--max-events", "1000"); code != exitInput ||
 		!strings.Contains(stderr, "more than --max-events 1000") {
 		t.Errorf("trace without --force: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestTheMemoryBoundIsTheLowestTheKernelAllows: the pre-flight bound is
+// the lowest of --max-memory (by default 75 % of the machine or of the
+// cgroup), the cgroup's limit and what fits in RLIMIT_AS.
+func TestTheMemoryBoundIsTheLowestTheKernelAllows(t *testing.T) {
+	const gib = 1 << 30
+	as := memoryFacts{addressSpace: 3 * gib, mapped: 1.5 * gib, resident: 25 << 20}
+	asBound := int64(25<<20) + (3*gib-1.5*gib-asSlack)/asPerResident
+	tests := []struct {
+		name    string
+		flag    string // --max-memory; "" when not given
+		facts   memoryFacts
+		want    int64
+		wantWhy string
+	}{
+		{"the machine alone", "", memoryFacts{machine: 16 * gib}, 12 * gib, "75% of this machine's 16.0 GiB"},
+		{"a cgroup below the machine", "", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 3 * gib, "75% of the cgroup's 4.0 GiB"},
+		{"a cgroup above the machine", "", memoryFacts{machine: 16 * gib, cgroup: 64 * gib}, 12 * gib, "75% of this machine's"},
+		{"--max-memory below the cgroup", "2GiB", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 2 * gib, "--max-memory"},
+		{"--max-memory above the cgroup", "8GiB", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 4 * gib, "the cgroup's memory limit"},
+		{"--max-memory 0 lifts only its own bound", "0", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 4 * gib, "the cgroup's memory limit"},
+		{"--max-memory 0 and no kernel limit", "0", memoryFacts{machine: 16 * gib}, 0, ""},
+		{"RLIMIT_AS below the default", "", memoryFacts{machine: 16 * gib, addressSpace: as.addressSpace, mapped: as.mapped, resident: as.resident}, asBound, "RLIMIT_AS (ulimit -v) of 3.0 GiB, beside the 1.5 GiB"},
+		{"RLIMIT_AS below --max-memory", "8GiB", as, asBound, "RLIMIT_AS"},
+		{"--max-memory below RLIMIT_AS", "100MiB", as, 100 << 20, "--max-memory"},
+		{"RLIMIT_AS all mapped already", "", memoryFacts{machine: 16 * gib, addressSpace: 1 * gib, mapped: 1.5 * gib, resident: 25 << 20}, 25 << 20, "RLIMIT_AS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &runFlags{given: map[string]bool{}}
+			if tt.flag != "" {
+				f.given["max-memory"], f.maxMemory = true, tt.flag
+			}
+			l, err := parseLimitsWith(f, tt.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.memory != tt.want || !strings.Contains(l.memoryWhy, tt.wantWhy) {
+				t.Errorf("bound %d (%s), want %d (%s)", l.memory, l.memoryWhy, tt.want, tt.wantWhy)
+			}
+		})
+	}
+}
+
+// TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed: under a
+// lowered RLIMIT_AS (ulimit -v), a run that cannot fit is refused before
+// it starts (exit 2, naming the limit), where it was accepted and died as
+// "a bug in xdssim"; a run that fits still runs.
+func TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("no prlimit to lower RLIMIT_AS with")
+	}
+	mapped, _ := procStatus()
+	if mapped == 0 || mapped > 8<<30 {
+		t.Skipf("this process maps %d bytes (a race-detector build?): no room to test RLIMIT_AS", mapped)
+	}
+	// Room for about 150 MiB of resident memory beside what this binary's
+	// runtime maps (the child maps about as much as this process).
+	limit := mapped + asSlack + 2*150<<20
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"a run that cannot fit", []string{"run", "default", "--set", "fleet.group[0].clients=40000", "--quiet"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"validate says so too", []string{"validate", "default", "--set", "fleet.group[0].clients=40000"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"above it even with --max-memory higher", []string{"validate", "default", "--set", "fleet.group[0].clients=40000", "--max-memory", "8GiB"}, exitInput, "RLIMIT_AS"},
+		{"a run that fits", []string{"run", "default", "--quiet"}, exitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			if args[0] == "run" {
+				args = append(args, "--out", filepath.Join(t.TempDir(), "out"))
+			}
+			code, stderr := runBinaryUnder(t, limit, nil, args...)
+			if code != tt.wantCode || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tt.wantCode, tt.want, stderr)
+			}
+		})
 	}
 }
