@@ -39,7 +39,7 @@ written; any breach exits 3 after the outputs are written.`,
 		{name: "workers", arg: "N", doc: "runs at once (default GOMAXPROCS)"},
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>)", dir: true},
 		{name: "quiet", doc: "print only where the report went"},
-		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce, flagExactRPCs,
 	},
 	exec: cmdCompare,
 }

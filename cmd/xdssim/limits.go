@@ -42,9 +42,10 @@ func (e eventLimitError) Error() string {
 
 // limits are the bounds a run is checked against before it starts.
 type limits struct {
-	memory    int64  // bytes; 0: no bound
-	memoryWhy string // where the bound comes from
-	events    uint64 // 0: no bound
+	memory    int64         // bytes; 0: no bound
+	memoryWhy string        // where the bound comes from
+	events    uint64        // 0: no bound
+	cpu       time.Duration // 0: no bound
 	force     bool
 }
 
@@ -82,10 +83,15 @@ func (m memoryFacts) addressSpaceBound() int64 {
 	return max(m.resident+left/asPerResident, 1)
 }
 
-// parseLimits reads --max-memory, --max-events and --force, with what the
-// kernel says of this process's memory.
+// parseLimits reads --max-memory, --max-events, --max-cpu and --force,
+// with what the kernel says of this process's memory, and starts the
+// watch of --max-cpu.
 func parseLimits(f *runFlags) (limits, error) {
-	return parseLimitsWith(f, readMemory())
+	l, err := parseLimitsWith(f, readMemory())
+	if err == nil && l.cpu > 0 {
+		watchCPU(l.cpu)
+	}
+	return l, err
 }
 
 // parseLimitsWith reads the flags against the memory facts m. The memory
@@ -125,6 +131,16 @@ func parseLimitsWith(f *runFlags, m memoryFacts) (limits, error) {
 			return l, badInput("--max-events %q: expected a number of events, 0 for no bound", f.maxEvents)
 		}
 		l.events = n
+	}
+	if f.given["max-cpu"] {
+		d, err := time.ParseDuration(f.maxCPU)
+		if err != nil || d < 0 {
+			return l, badInput("--max-cpu %q: expected a duration of CPU time such as 90s or 10m, 0 for no bound", f.maxCPU)
+		}
+		if _, ok := processCPU(); !ok && d > 0 {
+			return l, badInput("--max-cpu: this system does not tell a process its CPU time")
+		}
+		l.cpu = d
 	}
 	return l, nil
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestARunAboveItsLimitsIsRefusedNamingTheKeysThatDriveTheCost(t *testing.T) {
@@ -39,6 +41,12 @@ func TestARunAboveItsLimitsIsRefusedNamingTheKeysThatDriveTheCost(t *testing.T) 
 			[]string{`--max-memory "lots": expected a size such as 8GiB or 512MB (0: no bound)`}},
 		{"--max-events that is not a number", []string{"validate", "default", "--max-events", "-1"},
 			[]string{`--max-events "-1": expected a number of events, 0 for no bound`}},
+		{"--max-cpu that is not a duration", []string{"run", "default", "--max-cpu", "10"},
+			[]string{`--max-cpu "10": expected a duration of CPU time such as 90s or 10m, 0 for no bound`}},
+		{"--max-cpu below zero", []string{"sweep", "default", "--param", "fleet.group[0].clients=10,20", "--max-cpu", "-1s"},
+			[]string{`--max-cpu "-1s": expected a duration`}},
+		{"--max-cpu empty", []string{"validate", "default", "--max-cpu="},
+			[]string{`--max-cpu: expected a value, found an empty one`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,6 +252,51 @@ func TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed(t *testing.T) {
 			code, stderr := runBinaryUnder(t, limit, nil, args...)
 			if code != tt.wantCode || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tt.wantCode, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestMaxCPUStopsTheCommandWithin100msOfCPU: a command that reaches
+// --max-cpu stops with exit 4, says so, and writes nothing, whichever
+// command it is and whatever it is doing; one that ends in time is not
+// touched.
+func TestMaxCPUStopsTheCommandSoonAfterTheBound(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"a run", []string{"run", "reconnect-storm", "--max-cpu", "300ms", "--quiet", "--out", filepath.Join(dir, "run")}, exitEventLimit},
+		{"a sweep", []string{"sweep", "reconnect-storm", "--param", "fleet.group[0].clients=4000,5000", "--max-cpu", "300ms", "--out", filepath.Join(dir, "sweep")}, exitEventLimit},
+		{"a run with CPU to spare", []string{"run", tinyScenario(t), "--max-cpu", "1m", "--quiet", "--out", filepath.Join(dir, "tiny")}, exitOK},
+	}
+	re := regexp.MustCompile(`stopped at --max-cpu 300ms, having used ([0-9.]+m?s) of CPU time: the run is incomplete and wrote no outputs`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stderr := runBinary(t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			out := tt.args[len(tt.args)-1]
+			if code == exitOK {
+				if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+					t.Errorf("a run within --max-cpu wrote no summary: %v", err)
+				}
+				return
+			}
+			m := re.FindStringSubmatch(stderr)
+			if m == nil {
+				t.Fatalf("stderr does not say where it stopped:\n%s", stderr)
+			}
+			// Read every 100 ms of wall time: on 2 cores, well within a
+			// second of CPU time past the bound.
+			if used, _ := time.ParseDuration(m[1]); used > 300*time.Millisecond+time.Second {
+				t.Errorf("stopped after %s of CPU time, more than a second past --max-cpu 300ms", used)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) > 0 {
+				t.Errorf("a stopped command left outputs: %v", ents)
 			}
 		})
 	}

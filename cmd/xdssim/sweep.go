@@ -78,7 +78,7 @@ share of seeds (--coverage, default 90 %) with 95 % confidence.`,
 		{name: "resolution", arg: "X", doc: "--find: refine each seed's bracket to X (default a tenth of the seed-to-seed spread)"},
 		{name: "steps", arg: "N", doc: "--find: the most bisection steps per seed (default 40)"},
 		{name: "quiet", doc: "print no progress and no table, only the recommendation and where the outputs went"},
-		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce, flagExactRPCs,
 	},
 	exec: cmdSweep,
 }
