@@ -86,9 +86,21 @@ func (w *world) incidents() []incident {
 			end = min(e.At+e.Duration, end)
 		}
 		in := incident{Fault: Fault{Kind: KindBackend, Label: e.Label, Start: e.At, End: end}, causes: dataCauses}
+		// Each cluster's targets once: the event's backends are often
+		// all of one cluster, and many.
+		var seen []string
+		scope := func(cluster string) {
+			if !slices.Contains(seen, cluster) {
+				seen = append(seen, cluster)
+				in.targets = append(in.targets, w.targetsOfCluster(cluster)...)
+			}
+		}
 		for _, key := range e.Backends {
 			cluster, _, _ := strings.Cut(key, "|")
-			in.targets = append(in.targets, w.targetsOfCluster(cluster)...)
+			scope(cluster)
+		}
+		if e.Range.Count > 0 {
+			scope(e.Range.Cluster)
 		}
 		out = append(out, in)
 	}
