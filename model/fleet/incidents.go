@@ -80,6 +80,9 @@ func (w *world) incidents() []incident {
 		out = append(out, in)
 	}
 	out = append(out, w.faultIncidents()...)
+	// A cluster's targets, worked out once for all the events on it
+	// (the services' cluster names are generated with their endpoints).
+	targets := map[string][]string{}
 	for _, e := range w.cfg.BackendEvents {
 		end := w.cfg.Duration
 		if e.Duration > 0 {
@@ -92,7 +95,12 @@ func (w *world) incidents() []incident {
 		scope := func(cluster string) {
 			if !slices.Contains(seen, cluster) {
 				seen = append(seen, cluster)
-				in.targets = append(in.targets, w.targetsOfCluster(cluster)...)
+				ts, ok := targets[cluster]
+				if !ok {
+					ts = w.targetsOfCluster(cluster)
+					targets[cluster] = ts
+				}
+				in.targets = append(in.targets, ts...)
 			}
 		}
 		for _, key := range e.Backends {
