@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xdssim/xdssim/scenarios"
 )
 
 // peakRSS runs the test binary as xdssim with args (see TestMain) and
@@ -60,5 +63,116 @@ func TestValidateDoesNotBuildWhatTheRunWould(t *testing.T) {
 	t.Logf("validate peaked at %.1f MiB", float64(peak)/(1<<20))
 	if peak > 150<<20 {
 		t.Errorf("validate peaked at %d MiB of resident memory, more than 150 MiB", peak>>20)
+	}
+}
+
+// costClass generates scenarios whose cost grows with n along one class
+// of what the scenario language can express.
+type costClass struct {
+	name string
+	// small and long are the sizes the test runs: small by default,
+	// long (the sizes of issue 27's reproducers) with
+	// XDSSIM_LONG_CALIBRATION=1.
+	small, long int
+	gen         func(n int) string
+}
+
+// fleetOf is a scenario of one control plane serving services of eps
+// endpoints each (named by names, or "svc"), and a group of clients.
+func fleetOf(duration string, eps, clients int, names ...string) string {
+	if len(names) == 0 {
+		names = []string{"svc"}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "duration = %q\n[[control_plane]]\nname = \"cp\"\n", duration)
+	for _, n := range names {
+		fmt.Fprintf(&b, "[[control_plane.service]]\nname = %q\nendpoints = %d\n", n, eps)
+	}
+	fmt.Fprintf(&b, "[[fleet.group]]\nclients = %d\n", clients)
+	return b.String()
+}
+
+// withTables appends n tables made by table(i) to doc.
+func withTables(doc string, n int, table func(i int) string) string {
+	var b strings.Builder
+	b.WriteString(doc)
+	for i := range n {
+		b.WriteString(table(i))
+	}
+	return b.String()
+}
+
+// spreadAt is the i-th of times spread over the first 110 s of a run.
+func spreadAt(i int) string { return fmt.Sprintf("%dms", 1000+i*37%110_000) }
+
+var costClasses = []costClass{
+	{"services × endpoints (4 services, 10 clients)", 10_000, 100_000, func(n int) string {
+		return fleetOf("2m", n, 10, "a", "b", "c", "d")
+	}},
+	{"endpoints × clients (1 service of 20 000)", 20, 200, func(n int) string { return fleetOf("2m", 20_000, n) }},
+	{"scale_endpoints (10 clients)", 20_000, 100_000, func(n int) string {
+		return fleetOf("2m", 3, 10) + fmt.Sprintf("[[change]]\nat = \"30s\"\naction = \"scale_endpoints\"\nservice = \"svc\"\ncount = %d\n", n)
+	}},
+	{"replace_endpoints (10 clients)", 10_000, 30_000, func(n int) string {
+		return fleetOf("2m", n, 10) + fmt.Sprintf("[[change]]\nat = \"30s\"\naction = \"replace_endpoints\"\nservice = \"svc\"\ncount = %d\n", n)
+	}},
+	{"backend events of 10 000 backends (10 clients)", 50, 300, func(n int) string {
+		return withTables(fleetOf("2m", 10_000, 10), n, func(i int) string {
+			return fmt.Sprintf("[[backend]]\nat = %q\naction = \"down\"\nservice = \"svc\"\ncount = 10000\nduration = \"1s\"\n", spreadAt(i))
+		})
+	}},
+	{"service name bytes (40 clients)", 10_000, 100_000, func(n int) string {
+		return fleetOf("2m", 3, 40, strings.Repeat("s", n))
+	}},
+	{"group name bytes (1 000 clients)", 1_000, 10_000, func(n int) string {
+		return strings.Replace(fleetOf("2m", 3, 1000), "[[fleet.group]]\n", fmt.Sprintf("[[fleet.group]]\nname = %q\n", strings.Repeat("g", n)), 1)
+	}},
+	{"faults (10 clients)", 2_000, 20_000, func(n int) string {
+		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
+			return fmt.Sprintf("[[fault]]\nkind = \"server-down\"\nat = %q\nduration = \"50ms\"\n", spreadAt(i))
+		})
+	}},
+	{"restarts (10 clients)", 1_000, 20_000, func(n int) string {
+		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
+			return fmt.Sprintf("[[fleet.restart]]\nat = %q\nfraction = 0.1\ndowntime = \"50ms\"\n", spreadAt(i))
+		})
+	}},
+	{"changes (10 clients)", 1_000, 20_000, func(n int) string {
+		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
+			return fmt.Sprintf("[[change]]\nat = %q\naction = \"set_health\"\nservice = \"svc\"\ncount = 1\nhealth = %q\n",
+				spreadAt(i), [2]string{"UNHEALTHY", "HEALTHY"}[i%2])
+		})
+	}},
+}
+
+// TestTheEstimateCoversEveryCostClass runs a scenario of each cost class
+// and fails when its measured peak memory is more than twice the
+// estimate. -v prints the docs/limits.md table row of each.
+func TestTheEstimateCoversEveryCostClass(t *testing.T) {
+	long := os.Getenv("XDSSIM_LONG_CALIBRATION") != ""
+	if testing.Short() && !long {
+		t.Skip("runs a scenario per cost class")
+	}
+	for _, c := range costClasses {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.small
+			if long {
+				n = c.long
+			}
+			f := writeScenario(t, c.gen(n))
+			s, err := scenarios.Load(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			est := s.Estimate()
+			code, stderr, peak := peakRSS(t, "run", f, "--quiet", "--force", "--out", filepath.Join(t.TempDir(), "out"))
+			if code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, stderr)
+			}
+			t.Logf("| %s, n = %d | %s | %s | %.2f |", c.name, n, formatBytes(uint64(est.Memory)), formatBytes(uint64(peak)), float64(est.Memory)/float64(peak))
+			if peak > 2*est.Memory {
+				t.Errorf("n = %d: measured peak %s, more than twice the estimate %s (%s)", n, formatBytes(uint64(peak)), formatBytes(uint64(est.Memory)), est.Main(est.Drivers, 3))
+			}
+		})
 	}
 }
