@@ -79,6 +79,13 @@ func runBinaryUnder(t *testing.T, addressSpace int64, env []string, args ...stri
 	if addressSpace > 0 {
 		cmd = exec.Command("prlimit", append([]string{fmt.Sprintf("--as=%d", addressSpace), os.Args[0]}, args...)...)
 	}
+	return runXdssim(t, cmd, env)
+}
+
+// runXdssim runs cmd, which runs the test binary as xdssim, with env
+// added to its environment, and returns its exit code and stderr.
+func runXdssim(t *testing.T, cmd *exec.Cmd, env []string) (code int, stderr string) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), append([]string{"XDSSIM_TEST_MAIN=1"}, env...)...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb

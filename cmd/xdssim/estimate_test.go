@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,23 +19,12 @@ import (
 func peakRSS(t *testing.T, args ...string) (code int, stderr string, peak int64) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "XDSSIM_TEST_MAIN=1")
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatal(err)
-	}
+	code, stderr = runXdssim(t, cmd, nil)
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
 		t.Skip("this system does not report a process's peak memory")
 	}
-	return code, errb.String(), ru.Maxrss << 10 // KiB on Linux
+	return code, stderr, ru.Maxrss << 10 // KiB on Linux
 }
 
 // backendEvents is a scenario of n [[backend]] events, each on count of
