@@ -238,9 +238,9 @@ func TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{"a run that cannot fit", []string{"run", "default", "--set", "fleet.group[0].clients=40000", "--quiet"}, exitInput, "RLIMIT_AS (ulimit -v)"},
-		{"validate says so too", []string{"validate", "default", "--set", "fleet.group[0].clients=40000"}, exitInput, "RLIMIT_AS (ulimit -v)"},
-		{"above it even with --max-memory higher", []string{"validate", "default", "--set", "fleet.group[0].clients=40000", "--max-memory", "8GiB"}, exitInput, "RLIMIT_AS"},
+		{"a run that cannot fit", []string{"run", "default", "--set", "fleet.group[0].clients=200000", "--quiet"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"validate says so too", []string{"validate", "default", "--set", "fleet.group[0].clients=200000"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"above it even with --max-memory higher", []string{"validate", "default", "--set", "fleet.group[0].clients=200000", "--max-memory", "8GiB"}, exitInput, "RLIMIT_AS"},
 		{"a run that fits", []string{"run", "default", "--quiet"}, exitOK, ""},
 	}
 	for _, tt := range tests {
