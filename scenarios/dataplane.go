@@ -319,9 +319,7 @@ func (s *Scenario) dataPlaneConfig(cfg *fleet.Config) {
 			if cluster == "" {
 				cluster = svc.clusterNames()[0]
 			}
-			for k := b.First; k <= last && k >= 0; k++ {
-				e.Backends = append(e.Backends, fleet.BackendKey(cluster, controlplane.GeneratedAddress(k), controlplane.DefaultPort))
-			}
+			e.Range = fleet.BackendRange{Cluster: cluster, First: b.First, Count: b.Count}
 		}
 		cfg.BackendEvents = append(cfg.BackendEvents, e)
 	}

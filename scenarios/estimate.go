@@ -69,6 +69,22 @@ const (
 	perSampleFixed  = 352
 	// perWorker is a control plane worker's next free time.
 	perWorker = 8
+	// perServiceEndpoint is one endpoint of one service of one control
+	// plane, at its peak: the server's resources (its caches' copies of
+	// the ClusterLoadAssignment), the decoded update and the data-plane
+	// config the clients share, and its backend in the run's registry.
+	perServiceEndpoint = 2 << 10
+	// perIncident is one fault, restart, change or backend event: its
+	// events, its incident and what the report draws of it.
+	perIncident = 18 << 10
+	// perNameByte and perNameByteInstance are one byte of a service's,
+	// cluster's, locality's or control plane's name: in the resources
+	// the server keeps, the figures' paths and the report, and in each
+	// instance's caches. A group's name costs perNameByte, and
+	// perNameByteClient in each of its clients.
+	perNameByte         = 64
+	perNameByteInstance = 16
+	perNameByteClient   = 4
 )
 
 // Estimate predicts the cost of a run of the (valid) scenario.
@@ -121,6 +137,39 @@ func (s *Scenario) Estimate() Estimate {
 			int64(float64(insts)*g.RPC.Rate*seconds*0.05))
 	}
 	mem("sample_interval, duration", fmt.Sprintf("%d samples × %d series", samples, series), samples*(series*perSeriesSample+perSampleFixed))
+	for k, cp := range s.ControlPlanes {
+		for j := range cp.Services {
+			if eps := s.peakEndpoints(&cp.Services[j]); eps > 0 {
+				mem(fmt.Sprintf("control_plane[%d].service[%d].endpoints, change", k, j), fmt.Sprintf("%d endpoints at their peak", eps), eps*perServiceEndpoint)
+			}
+		}
+	}
+	incidents := int64(len(s.Faults) + len(s.Fleet.Restarts) + len(s.Changes) + len(s.Backends))
+	mem("fault, fleet.restart, change, backend", fmt.Sprintf("%d faults, restarts, changes and backend events", incidents), incidents*perIncident)
+	var insts, nameBytes, groupNames int64 // groupNames in bytes of memory
+	for _, g := range s.Fleet.Groups {
+		if len(g.Servers) > 0 {
+			insts += int64(g.Clients) * int64(len(g.Targets))
+		}
+		groupNames += int64(len(g.Name)) * (perNameByte + int64(g.Clients)*perNameByteClient)
+	}
+	for _, cp := range s.ControlPlanes {
+		nameBytes += int64(len(cp.Name))
+		for _, svc := range cp.Services {
+			nameBytes += int64(len(svc.Name))
+			for _, c := range svc.Clusters {
+				nameBytes += int64(len(c.Name))
+				for _, l := range c.Localities {
+					nameBytes += int64(len(l.Zone))
+				}
+			}
+			for _, l := range svc.Localities {
+				nameBytes += int64(len(l.Zone))
+			}
+		}
+	}
+	mem("control_plane[].name, control_plane[].service[].name", fmt.Sprintf("%d bytes of names × %d instances", nameBytes, insts), nameBytes*(perNameByte+insts*perNameByteInstance))
+	mem("fleet.group[].name", "the groups' names, in their clients", groupNames)
 	for i, cp := range s.ControlPlanes {
 		mem(fmt.Sprintf("control_plane[%d].workers", i), fmt.Sprintf("%d workers", cp.Workers), int64(cp.Workers)*perWorker)
 	}
@@ -149,28 +198,49 @@ func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 			if !slices.Contains(g.Targets, svc.Name) {
 				continue
 			}
-			eps := int64(svc.Endpoints)
-			if len(svc.Localities) > 0 {
-				eps = 0
-				for _, l := range svc.Localities {
-					eps += int64(l.Endpoints)
-				}
-			}
-			if len(svc.Clusters) > 0 {
-				eps = 0
-				for _, c := range svc.Clusters {
-					eps += int64(c.Endpoints)
-					for _, l := range c.Localities {
-						eps += int64(l.Endpoints)
-					}
-				}
-			}
-			if eps > n {
+			if eps := s.peakEndpoints(&svc); eps > n {
 				n, key = eps, fmt.Sprintf("control_plane[%d].service[%d].endpoints", k, j)
 			}
 		}
 	}
 	return n, key
+}
+
+// peakEndpoints bounds the endpoints the service has at once over the
+// run: those it is configured with, the most a scale_endpoints gives it
+// (added, since it may scale one cluster of several), and every endpoint
+// a replace_endpoints gives a new address (the old ones live on in the
+// clients until their update).
+func (s *Scenario) peakEndpoints(svc *Service) int64 {
+	eps := int64(svc.Endpoints)
+	if len(svc.Localities) > 0 {
+		eps = 0
+		for _, l := range svc.Localities {
+			eps += int64(l.Endpoints)
+		}
+	}
+	if len(svc.Clusters) > 0 {
+		eps = 0
+		for _, c := range svc.Clusters {
+			eps += int64(c.Endpoints)
+			for _, l := range c.Localities {
+				eps += int64(l.Endpoints)
+			}
+		}
+	}
+	var scaled int64
+	for _, ch := range s.Changes {
+		if ch.Service != svc.Name {
+			continue
+		}
+		switch ch.Action {
+		case "scale_endpoints":
+			scaled = max(scaled, int64(ch.Count))
+		case "replace_endpoints":
+			eps += int64(ch.Count)
+		}
+	}
+	return eps + scaled
 }
 
 // Main returns the keys of the largest terms, up to n: what to change to

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -39,5 +40,37 @@ func TestTheMillionClientBenchmarkFitsTheDefaultLimitOfA24GiBMachine(t *testing.
 	e := s.Estimate()
 	if e.Memory < 6<<30 || e.Memory > 18<<30 {
 		t.Errorf("storm-1m's estimate is %.1f GiB; its measured peak is 11.9 GB", float64(e.Memory)/(1<<30))
+	}
+}
+
+// TestTheEstimateCountsEveryEndpointAServiceHasAtOnce: a service's
+// endpoints at their peak are its configured ones, the largest
+// scale_endpoints on it, and every endpoint a replace_endpoints renews.
+func TestTheEstimateCountsEveryEndpointAServiceHasAtOnce(t *testing.T) {
+	change := func(action string, count int) string {
+		return fmt.Sprintf("\n[[change]]\nat = \"10s\"\naction = %q\nservice = \"svc\"\ncount = %d\n", action, count)
+	}
+	tests := []struct {
+		name    string
+		changes string
+		want    int64
+	}{
+		{"configured", "", 3},
+		{"scaled up", change("scale_endpoints", 1000), 1003},
+		{"scaled twice: the largest counts", change("scale_endpoints", 10) + change("scale_endpoints", 500), 503},
+		{"replaced, twice", change("replace_endpoints", 2) + change("replace_endpoints", 3), 8},
+		{"a change that adds none", change("drain_endpoints", 2), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse(t, withServer+tt.changes, "control_plane[0].service[0].endpoints=3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc := &s.ControlPlanes[0].Services[0]
+			if got := s.peakEndpoints(svc); got != tt.want {
+				t.Errorf("peak endpoints %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
 	"github.com/xdssim/xdssim/model/controlplane"
+	"github.com/xdssim/xdssim/model/fleet"
 )
 
 const splitService = `[[control_plane]]
@@ -124,7 +125,7 @@ action = "down"
 	if ch := cfg.Changes[0]; ch.Cluster != "canary" || ch.Resources != controlplane.TypesOf(controlplane.CDS, controlplane.EDS) {
 		t.Errorf("change = %+v", ch)
 	}
-	if b := cfg.BackendEvents[0]; !strings.HasPrefix(b.Backends[0], "canary") || b.Label != "shop/canary endpoint 0 down" {
+	if b := cfg.BackendEvents[0]; b.Range != (fleet.BackendRange{Cluster: "canary", First: 0, Count: 1}) || b.Label != "shop/canary endpoint 0 down" {
 		t.Errorf("backend event = %+v", b)
 	}
 	if cfg.ControlPlanes[0].Server.Cache != controlplane.SnapshotCache || cfg.ControlPlanes[0].Server.OnNACK != controlplane.HoldNACKs {

@@ -156,15 +156,16 @@ the SHA-256 of the resolved scenario.`,
 		{name: "metrics-start", arg: "TIME", doc: "the wall-clock time virtual time 0 stands for in --metrics (RFC 3339; default 1970-01-01T00:00:00Z)"},
 		{name: "cpuprofile", arg: "FILE", doc: "write a CPU profile of the run to FILE", file: true},
 		{name: "memprofile", arg: "FILE", doc: "write a heap profile at the end of the run to FILE", file: true},
-		flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce, flagExactRPCs,
 	},
 	run: cmdRun,
 }
 
 // The flags that bound a run's cost (docs/limits.md).
 var (
-	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound)"}
+	flagMaxMemory = flagDoc{name: "max-memory", arg: "SIZE", doc: "refuse a run whose estimated peak memory is above SIZE, such as 8GiB (default: 75% of the machine's or cgroup's memory; 0: no bound; never above the cgroup's limit or what fits in RLIMIT_AS, ulimit -v)"}
 	flagMaxEvents = flagDoc{name: "max-events", arg: "N", doc: "refuse a run estimated above N events, and stop one that reaches N with exit code 4 (default 1000000000; 0: no bound)"}
+	flagMaxCPU    = flagDoc{name: "max-cpu", arg: "DURATION", doc: "stop the command once it has used DURATION of CPU time, such as 10m, within 0.1 s, with exit code 4 and no outputs (default: no bound)"}
 	flagForce     = flagDoc{name: "force", doc: "run even when the estimate is above --max-memory or --max-events (it never replaces another run's outputs: --overwrite does)"}
 )
 
@@ -179,7 +180,7 @@ var validateCommand = command{
 of a run's peak memory and events is printed on stderr; a scenario whose
 estimate is above --max-memory or --max-events is refused (exit 2), as run
 would refuse it.`,
-	flags: []flagDoc{flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce},
+	flags: []flagDoc{flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce},
 	run:   cmdValidate,
 }
 
@@ -209,9 +210,9 @@ type runFlags struct {
 	// given holds the flags given on the command line, even with an
 	// empty value.
 	given map[string]bool
-	// maxMemory, maxEvents and force bound the run's cost.
-	maxMemory, maxEvents string
-	force                bool
+	// maxMemory, maxEvents, maxCPU and force bound the run's cost.
+	maxMemory, maxEvents, maxCPU string
+	force                        bool
 	// exactRPCs is run's --exact-rpcs, overwrite its --overwrite.
 	exactRPCs, overwrite bool
 }
@@ -249,6 +250,7 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	fs.StringVar(&f.memprofile, "memprofile", "", "")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "")
 	fs.StringVar(&f.maxEvents, "max-events", "", "")
+	fs.StringVar(&f.maxCPU, "max-cpu", "", "")
 	fs.BoolVar(&f.force, "force", false, "")
 	if run {
 		fs.StringVar(&f.out, "out", "", "")

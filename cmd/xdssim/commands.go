@@ -180,7 +180,7 @@ func (c *command) exitCodes() []exitCodeDoc {
 		out = append(out, exitCodeDoc{exitBreached, c.breach})
 	}
 	if c.runs {
-		out = append(out, exitCodeDoc{exitEventLimit, "a run reached --max-events and stopped, incomplete; nothing is written"})
+		out = append(out, exitCodeDoc{exitEventLimit, "a run reached --max-events, or the command --max-cpu, and stopped, incomplete; nothing is written"})
 	}
 	return out
 }
@@ -217,8 +217,8 @@ or --max-events), 3 the outputs are written but the answer is no (run: an
 expectation breached; sweep and merge: no setting of the knobs known to meet
 the constraints under every condition; sweep --find: no bound that holds;
 compare: a run of a variant breached an expectation of its scenario), 4 a run
-stopped at --max-events. 'xdssim COMMAND --help' lists the codes each command
-can return.
+stopped at --max-events or --max-cpu. 'xdssim COMMAND --help' lists the codes
+each command can return.
 `)
 	return b.String()
 }
@@ -393,10 +393,11 @@ func exactFlag(cmd string, exact bool) string {
 	return cmd
 }
 
-// limitFlags are the --max-memory, --max-events and --force of vals.
+// limitFlags are the --max-memory, --max-events, --max-cpu and --force of
+// vals.
 func limitFlags(vals flagValues) *runFlags {
-	return &runFlags{maxMemory: vals.last("max-memory"), maxEvents: vals.last("max-events"), force: vals.given("force"),
-		given: map[string]bool{"max-memory": vals.given("max-memory"), "max-events": vals.given("max-events")}}
+	return &runFlags{maxMemory: vals.last("max-memory"), maxEvents: vals.last("max-events"), maxCPU: vals.last("max-cpu"), force: vals.given("force"),
+		given: map[string]bool{"max-memory": vals.given("max-memory"), "max-events": vals.given("max-events"), "max-cpu": vals.given("max-cpu")}}
 }
 
 // runBounded runs cfg stopping at lim's --max-events: a run that reaches

@@ -49,7 +49,7 @@ and the SHA-256 of each variant's resolved scenario.`,
 		{name: "out", arg: "DIR", doc: "output directory (default ./xdssim-out/compare-<A>-<B>[-seed<N>]-<ID>)", dir: true},
 		flagOverwrite,
 		{name: "quiet", doc: "print only where the report went"},
-		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce, flagExactRPCs,
 	},
 	exec: cmdCompare,
 }

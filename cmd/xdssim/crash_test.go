@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -67,7 +68,24 @@ func TestExitCodeClasses(t *testing.T) {
 // runBinary runs the test binary as xdssim (see TestMain).
 func runBinary(t *testing.T, env []string, args ...string) (code int, stderr string) {
 	t.Helper()
+	return runBinaryUnder(t, 0, env, args...)
+}
+
+// runBinaryUnder runs the test binary as xdssim with its address space
+// limited (RLIMIT_AS, as by ulimit -v) to addressSpace bytes; 0: no limit.
+func runBinaryUnder(t *testing.T, addressSpace int64, env []string, args ...string) (code int, stderr string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
+	if addressSpace > 0 {
+		cmd = exec.Command("prlimit", append([]string{fmt.Sprintf("--as=%d", addressSpace), os.Args[0]}, args...)...)
+	}
+	return runXdssim(t, cmd, env)
+}
+
+// runXdssim runs cmd, which runs the test binary as xdssim, with env
+// added to its environment, and returns its exit code and stderr.
+func runXdssim(t *testing.T, cmd *exec.Cmd, env []string) (code int, stderr string) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), append([]string{"XDSSIM_TEST_MAIN=1"}, env...)...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb

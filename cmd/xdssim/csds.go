@@ -32,7 +32,7 @@ response is empty, and stderr says why.`,
 	flags: []flagDoc{
 		{name: "client", arg: "NAME[/TARGET]", doc: "the client: GROUP/INDEX (every target) or GROUP/INDEX/TARGET (required)"},
 		{name: "at", arg: "T", doc: "the virtual time to look at, such as 1m30s (required)"},
-		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce,
 	},
 	exec: cmdCSDS,
 }

@@ -42,14 +42,65 @@ func (e eventLimitError) Error() string {
 
 // limits are the bounds a run is checked against before it starts.
 type limits struct {
-	memory    int64  // bytes; 0: no bound
-	memoryWhy string // where the bound comes from
-	events    uint64 // 0: no bound
+	memory    int64         // bytes; 0: no bound
+	memoryWhy string        // where the bound comes from
+	events    uint64        // 0: no bound
+	cpu       time.Duration // 0: no bound
 	force     bool
 }
 
-// parseLimits reads --max-memory, --max-events and --force.
+// memoryFacts are what bounds this process's memory, as the kernel tells
+// it; each 0 where unknown or unlimited.
+type memoryFacts struct {
+	machine      int64 // the machine's physical memory
+	cgroup       int64 // the cgroup's limit (memory.max)
+	addressSpace int64 // RLIMIT_AS (ulimit -v)
+	mapped       int64 // the address space mapped now (VmSize)
+	resident     int64 // the memory resident now (VmRSS)
+}
+
+// The address space a run needs beside its resident memory: Go's runtime
+// maps its heap in 64 MiB arenas, keeps pages it has returned to the
+// kernel mapped, and lets the heap grow to twice its live part before it
+// collects (GOGC=100); so each byte the run adds to its resident memory
+// takes up to asPerResident bytes of address space, and asSlack more goes
+// to the arena being filled and the stacks of new threads.
+const (
+	asPerResident = 2
+	asSlack       = 128 << 20
+)
+
+// addressSpaceBound is the peak resident memory a run may reach under
+// RLIMIT_AS: what is resident now, and the part of the address space not
+// yet mapped, less asSlack, over asPerResident. It is 0 when there is no
+// RLIMIT_AS, and at least 1 byte (every run refused) when the runtime has
+// already mapped it all.
+func (m memoryFacts) addressSpaceBound() int64 {
+	if m.addressSpace <= 0 {
+		return 0
+	}
+	left := max(m.addressSpace-m.mapped-asSlack, 0)
+	return max(m.resident+left/asPerResident, 1)
+}
+
+// parseLimits reads --max-memory, --max-events, --max-cpu and --force,
+// with what the kernel says of this process's memory, and starts the
+// watch of --max-cpu.
 func parseLimits(f *runFlags) (limits, error) {
+	l, err := parseLimitsWith(f, readMemory())
+	if err == nil && l.cpu > 0 {
+		watchCPU(l.cpu)
+	}
+	return l, err
+}
+
+// parseLimitsWith reads the flags against the memory facts m. The memory
+// bound is the lowest of --max-memory (by default memoryShare of the
+// machine's memory or of the cgroup's limit, whichever is lower), the
+// cgroup's limit, and what fits in RLIMIT_AS: a run above any of them
+// would die, killed by the kernel or out of memory in Go's runtime, as a
+// crash. --max-memory 0 lifts only the flag's own bound.
+func parseLimitsWith(f *runFlags, m memoryFacts) (limits, error) {
 	l := limits{events: defaultMaxEvents, force: f.force}
 	if f.given["max-memory"] {
 		n, err := parseBytes(f.maxMemory)
@@ -57,9 +108,22 @@ func parseLimits(f *runFlags) (limits, error) {
 			return l, badInput("--max-memory %q: %v", f.maxMemory, err)
 		}
 		l.memory, l.memoryWhy = n, "--max-memory"
-	} else if total, what := machineMemory(); total > 0 {
+	} else if total, what := m.machine, "this machine"; total > 0 || m.cgroup > 0 {
+		if m.cgroup > 0 && (total == 0 || m.cgroup < total) {
+			total, what = m.cgroup, "the cgroup"
+		}
 		l.memory = int64(float64(total) * memoryShare)
 		l.memoryWhy = fmt.Sprintf("%.0f%% of %s's %s; set --max-memory", memoryShare*100, what, formatBytes(uint64(total)))
+	}
+	lower := func(n int64, why string) {
+		if n > 0 && (l.memory == 0 || n < l.memory) {
+			l.memory, l.memoryWhy = n, why
+		}
+	}
+	lower(m.cgroup, "the cgroup's memory limit, memory.max")
+	if b := m.addressSpaceBound(); b > 0 {
+		lower(b, fmt.Sprintf("what fits in this process's address-space limit, RLIMIT_AS (ulimit -v) of %s, beside the %s Go's runtime has mapped already",
+			formatBytes(uint64(m.addressSpace)), formatBytes(uint64(m.mapped))))
 	}
 	if f.given["max-events"] {
 		n, err := strconv.ParseUint(f.maxEvents, 10, 64)
@@ -67,6 +131,16 @@ func parseLimits(f *runFlags) (limits, error) {
 			return l, badInput("--max-events %q: expected a number of events, 0 for no bound", f.maxEvents)
 		}
 		l.events = n
+	}
+	if f.given["max-cpu"] {
+		d, err := time.ParseDuration(f.maxCPU)
+		if err != nil || d < 0 {
+			return l, badInput("--max-cpu %q: expected a duration of CPU time such as 90s or 10m, 0 for no bound", f.maxCPU)
+		}
+		if _, ok := processCPU(); !ok && d > 0 {
+			return l, badInput("--max-cpu: this system does not tell a process its CPU time")
+		}
+		l.cpu = d
 	}
 	return l, nil
 }

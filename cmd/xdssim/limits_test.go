@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestARunAboveItsLimitsIsRefusedNamingTheKeysThatDriveTheCost(t *testing.T) {
@@ -38,6 +41,12 @@ func TestARunAboveItsLimitsIsRefusedNamingTheKeysThatDriveTheCost(t *testing.T) 
 			[]string{`--max-memory "lots": expected a size such as 8GiB or 512MB (0: no bound)`}},
 		{"--max-events that is not a number", []string{"validate", "default", "--max-events", "-1"},
 			[]string{`--max-events "-1": expected a number of events, 0 for no bound`}},
+		{"--max-cpu that is not a duration", []string{"run", "default", "--max-cpu", "10"},
+			[]string{`--max-cpu "10": expected a duration of CPU time such as 90s or 10m, 0 for no bound`}},
+		{"--max-cpu below zero", []string{"sweep", "default", "--param", "fleet.group[0].clients=10,20", "--max-cpu", "-1s"},
+			[]string{`--max-cpu "-1s": expected a duration`}},
+		{"--max-cpu empty", []string{"validate", "default", "--max-cpu="},
+			[]string{`--max-cpu: expected a value, found an empty one`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,5 +171,133 @@ func TestTraceAndCsdsStopAtMaxEventsToo(t *testing.T) {
 	if code, _, stderr := runMain(t, "trace", "default", "--client", "web/0", "--max-events", "1000"); code != exitInput ||
 		!strings.Contains(stderr, "more than --max-events 1000") {
 		t.Errorf("trace without --force: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestTheMemoryBoundIsTheLowestTheKernelAllows: the pre-flight bound is
+// the lowest of --max-memory (by default 75 % of the machine or of the
+// cgroup), the cgroup's limit and what fits in RLIMIT_AS.
+func TestTheMemoryBoundIsTheLowestTheKernelAllows(t *testing.T) {
+	const gib = 1 << 30
+	as := memoryFacts{addressSpace: 3 * gib, mapped: 1.5 * gib, resident: 25 << 20}
+	asBound := int64(25<<20) + (3*gib-1.5*gib-asSlack)/asPerResident
+	tests := []struct {
+		name    string
+		flag    string // --max-memory; "" when not given
+		facts   memoryFacts
+		want    int64
+		wantWhy string
+	}{
+		{"the machine alone", "", memoryFacts{machine: 16 * gib}, 12 * gib, "75% of this machine's 16.0 GiB"},
+		{"a cgroup below the machine", "", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 3 * gib, "75% of the cgroup's 4.0 GiB"},
+		{"a cgroup above the machine", "", memoryFacts{machine: 16 * gib, cgroup: 64 * gib}, 12 * gib, "75% of this machine's"},
+		{"--max-memory below the cgroup", "2GiB", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 2 * gib, "--max-memory"},
+		{"--max-memory above the cgroup", "8GiB", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 4 * gib, "the cgroup's memory limit"},
+		{"--max-memory 0 lifts only its own bound", "0", memoryFacts{machine: 16 * gib, cgroup: 4 * gib}, 4 * gib, "the cgroup's memory limit"},
+		{"--max-memory 0 and no kernel limit", "0", memoryFacts{machine: 16 * gib}, 0, ""},
+		{"RLIMIT_AS below the default", "", memoryFacts{machine: 16 * gib, addressSpace: as.addressSpace, mapped: as.mapped, resident: as.resident}, asBound, "RLIMIT_AS (ulimit -v) of 3.0 GiB, beside the 1.5 GiB"},
+		{"RLIMIT_AS below --max-memory", "8GiB", as, asBound, "RLIMIT_AS"},
+		{"--max-memory below RLIMIT_AS", "100MiB", as, 100 << 20, "--max-memory"},
+		{"RLIMIT_AS all mapped already", "", memoryFacts{machine: 16 * gib, addressSpace: 1 * gib, mapped: 1.5 * gib, resident: 25 << 20}, 25 << 20, "RLIMIT_AS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &runFlags{given: map[string]bool{}}
+			if tt.flag != "" {
+				f.given["max-memory"], f.maxMemory = true, tt.flag
+			}
+			l, err := parseLimitsWith(f, tt.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.memory != tt.want || !strings.Contains(l.memoryWhy, tt.wantWhy) {
+				t.Errorf("bound %d (%s), want %d (%s)", l.memory, l.memoryWhy, tt.want, tt.wantWhy)
+			}
+		})
+	}
+}
+
+// TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed: under a
+// lowered RLIMIT_AS (ulimit -v), a run that cannot fit is refused before
+// it starts (exit 2, naming the limit), where it was accepted and died as
+// "a bug in xdssim"; a run that fits still runs.
+func TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("no prlimit to lower RLIMIT_AS with")
+	}
+	mapped, _ := procStatus()
+	if mapped == 0 || mapped > 8<<30 {
+		t.Skipf("this process maps %d bytes (a race-detector build?): no room to test RLIMIT_AS", mapped)
+	}
+	// Room for about 150 MiB of resident memory beside what this binary's
+	// runtime maps (the child maps about as much as this process).
+	limit := mapped + asSlack + 2*150<<20
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"a run that cannot fit", []string{"run", "default", "--set", "fleet.group[0].clients=200000", "--quiet"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"validate says so too", []string{"validate", "default", "--set", "fleet.group[0].clients=200000"}, exitInput, "RLIMIT_AS (ulimit -v)"},
+		{"above it even with --max-memory higher", []string{"validate", "default", "--set", "fleet.group[0].clients=200000", "--max-memory", "8GiB"}, exitInput, "RLIMIT_AS"},
+		{"a run that fits", []string{"run", "default", "--quiet"}, exitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			if args[0] == "run" {
+				args = append(args, "--out", filepath.Join(t.TempDir(), "out"))
+			}
+			code, stderr := runBinaryUnder(t, limit, nil, args...)
+			if code != tt.wantCode || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tt.wantCode, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestMaxCPUStopsTheCommandWithin100msOfCPU: a command that reaches
+// --max-cpu stops with exit 4, says so, and writes nothing, whichever
+// command it is and whatever it is doing; one that ends in time is not
+// touched.
+func TestMaxCPUStopsTheCommandSoonAfterTheBound(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"a run", []string{"run", "reconnect-storm", "--max-cpu", "300ms", "--quiet", "--out", filepath.Join(dir, "run")}, exitEventLimit},
+		{"a sweep", []string{"sweep", "reconnect-storm", "--param", "fleet.group[0].clients=4000,5000", "--max-cpu", "300ms", "--out", filepath.Join(dir, "sweep")}, exitEventLimit},
+		{"a run with CPU to spare", []string{"run", tinyScenario(t), "--max-cpu", "1m", "--quiet", "--out", filepath.Join(dir, "tiny")}, exitOK},
+	}
+	re := regexp.MustCompile(`stopped at --max-cpu 300ms, having used ([0-9.]+m?s) of CPU time: the run is incomplete and wrote no outputs`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stderr := runBinary(t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			out := tt.args[len(tt.args)-1]
+			if code == exitOK {
+				if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+					t.Errorf("a run within --max-cpu wrote no summary: %v", err)
+				}
+				return
+			}
+			m := re.FindStringSubmatch(stderr)
+			if m == nil {
+				t.Fatalf("stderr does not say where it stopped:\n%s", stderr)
+			}
+			// Read every 100 ms of wall time: on 2 cores, well within a
+			// second of CPU time past the bound.
+			if used, _ := time.ParseDuration(m[1]); used > 300*time.Millisecond+time.Second {
+				t.Errorf("stopped after %s of CPU time, more than a second past --max-cpu 300ms", used)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) > 0 {
+				t.Errorf("a stopped command left outputs: %v", ents)
+			}
+		})
 	}
 }

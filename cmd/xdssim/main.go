@@ -16,7 +16,7 @@
 // 'xdssim help CMD' or 'xdssim CMD --help' prints a command's flags. Flags
 // may stand before or after the scenario. Exit codes: 0 ok, 1 internal
 // error, 2 invalid input (scenario or flags), 3 an expectation in the
-// scenario was breached, 4 a run stopped at --max-events.
+// scenario was breached, 4 a run stopped at --max-events or --max-cpu.
 package main
 
 import (

@@ -269,6 +269,7 @@ func syncDir(dir string) {
 
 // writeFile writes one output file of its own atomically (see stage).
 func writeFile(flag, name string, write func(io.Writer) error) error {
+	beginWriting()
 	removeStaleTemps(name)
 	s, err := stage(output{flag: flag, name: name, write: write})
 	if err != nil {
@@ -337,6 +338,7 @@ func startCPUProfile(name string) (*cpuProfile, error) {
 
 // finish stops the profile and renames it to its name.
 func (p *cpuProfile) finish() error {
+	beginWriting()
 	pprof.StopCPUProfile()
 	p.done = true
 	s := &stagedFile{flag: "cpuprofile", name: p.name, tmp: p.fh.Name()}

@@ -262,6 +262,7 @@ func describeOutput(o namedPath) string {
 // leaves every previous output; one after it leaves the new set, and the
 // error says which external file is still the previous one.
 func (d *outDir) publish(files, external []output) error {
+	beginWriting()
 	var ext []*stagedFile
 	discard := func(ss []*stagedFile) {
 		for _, s := range ss {

@@ -32,7 +32,7 @@ command that reproduces it.`,
 		{name: "expect", arg: "METRIC|N", doc: "the expectation to keep breached: its metric path, or its index among [[expect]] (default: the first breached)"},
 		{name: "out", arg: "FILE", doc: "where to write the smaller scenario (default ./<name>-shrunk.toml)", file: true},
 		{name: "max-runs", arg: "N", doc: "stop after N runs, with the smallest scenario found by then (default 500)"},
-		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagForce, flagExactRPCs,
+		flagSeed, flagSet, flagAdd, flagMaxMemory, flagMaxEvents, flagMaxCPU, flagForce, flagExactRPCs,
 	},
 	exec: cmdShrink,
 }

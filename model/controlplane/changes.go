@@ -204,12 +204,22 @@ func (s *Server) ReplaceEndpoints(now sim.Time, name, cluster string, first, cou
 			return fmt.Errorf("controlplane: server %q: service %q: endpoints [%d, %d) out of range: it has %d",
 				s.name, name, first, first+count, len(eps))
 		}
+		// inUse counts the endpoints at each address, as eps changes:
+		// one look-up per candidate address, not a scan of eps.
+		inUse := make(map[string]int, len(eps))
+		for _, e := range eps {
+			inUse[e.Address]++
+		}
 		j := max(*set.next, len(eps))
 		for i := first; i < first+count; i++ {
-			for slices.ContainsFunc(eps, func(e Endpoint) bool { return e.Address == GeneratedAddress(j) }) {
+			addr := GeneratedAddress(j)
+			for inUse[addr] > 0 {
 				j++
+				addr = GeneratedAddress(j)
 			}
-			eps[i].Address = GeneratedAddress(j)
+			inUse[eps[i].Address]--
+			inUse[addr]++
+			eps[i].Address = addr
 			j++
 		}
 		*set.next = j

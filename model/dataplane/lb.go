@@ -1,7 +1,9 @@
 package dataplane
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -200,13 +202,36 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time) clusterLB {
 	if len(st.prios) > 0 && !st.prios[0].on {
 		st.prios[0] = priority{on: true, started: now}
 	}
+	// A subchannel to a backend the old state has, started, carries over:
+	// the first such, found by a scan of the old subchannels when they
+	// are few, else through an index of them sorted by backend, so that
+	// an update of a cluster of n endpoints costs n log n, not n².
+	var started []startedSub
+	if old != nil && len(old.subs)*len(c.Endpoints) > scanLimit {
+		started = make([]startedSub, 0, len(old.subs))
+		for k, o := range old.subs {
+			if o.nextAttempt != notStarted {
+				started = append(started, startedSub{o.backend, uint32(k)})
+			}
+		}
+		slices.SortFunc(started, func(a, b startedSub) int {
+			return cmp.Or(cmp.Compare(a.backend, b.backend), cmp.Compare(a.index, b.index))
+		})
+	}
 	for i, e := range c.Endpoints {
 		next := notStarted
 		if st.prios[c.Localities[e.Locality].Priority].on {
 			next = now
 		}
 		st.subs[i] = subchannel{backend: e.Backend, nextAttempt: next}
-		if old != nil {
+		switch {
+		case old == nil:
+		case started != nil:
+			k, ok := slices.BinarySearchFunc(started, e.Backend, func(s startedSub, b uint32) int { return cmp.Compare(s.backend, b) })
+			if ok {
+				st.subs[i] = old.subs[started[k].index]
+			}
+		default:
 			for _, o := range old.subs {
 				if o.backend == e.Backend && o.nextAttempt != notStarted {
 					st.subs[i] = o
@@ -225,6 +250,14 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time) clusterLB {
 	}
 	return st
 }
+
+// scanLimit is the most old × new subchannels rebuild compares one by one;
+// past it, it indexes the old ones.
+const scanLimit = 4096
+
+// A startedSub is an old subchannel that has started: its backend and its
+// index in the old state.
+type startedSub struct{ backend, index uint32 }
 
 // ClusterIndex returns the index of the cluster named name, or -1.
 func (c *Config) ClusterIndex(name string) int {

@@ -280,11 +280,30 @@ type BackendEvent struct {
 	Action   BackendAction
 	// Label names the event in outputs ("echo endpoints 0-2 down").
 	Label string
-	// Backends are the backends' keys (see dataplane.BackendKey).
+	// Backends are the backends' keys (see dataplane.BackendKey), and
+	// Range more of them: a cluster's generated endpoints, named by
+	// their index, held as a range so that an event on 100 000 backends
+	// costs a few bytes until the run starts.
 	Backends    []string
+	Range       BackendRange
 	ServiceTime sim.Dist
 	ErrorRate   float64
 	ErrorCode   codes.Code
+}
+
+// A BackendRange is the backends of the generated endpoints First to
+// First+Count-1 of a cluster (controlplane.GeneratedAddress), on the
+// default port; Count 0 is none.
+type BackendRange struct {
+	Cluster      string
+	First, Count int
+}
+
+// each calls fn with the key of each backend of r, in order.
+func (r BackendRange) each(fn func(key string)) {
+	for k := r.First; k < r.First+r.Count && k >= 0; k++ {
+		fn(BackendKey(r.Cluster, controlplane.GeneratedAddress(k), controlplane.DefaultPort))
+	}
 }
 
 // DataPlane configures what the fleet's RPCs reach and how failures are

@@ -80,15 +80,35 @@ func (w *world) incidents() []incident {
 		out = append(out, in)
 	}
 	out = append(out, w.faultIncidents()...)
+	// A cluster's targets, worked out once for all the events on it
+	// (the services' cluster names are generated with their endpoints).
+	targets := map[string][]string{}
 	for _, e := range w.cfg.BackendEvents {
 		end := w.cfg.Duration
 		if e.Duration > 0 {
 			end = min(e.At+e.Duration, end)
 		}
 		in := incident{Fault: Fault{Kind: KindBackend, Label: e.Label, Start: e.At, End: end}, causes: dataCauses}
+		// Each cluster's targets once: the event's backends are often
+		// all of one cluster, and many.
+		var seen []string
+		scope := func(cluster string) {
+			if !slices.Contains(seen, cluster) {
+				seen = append(seen, cluster)
+				ts, ok := targets[cluster]
+				if !ok {
+					ts = w.targetsOfCluster(cluster)
+					targets[cluster] = ts
+				}
+				in.targets = append(in.targets, ts...)
+			}
+		}
 		for _, key := range e.Backends {
 			cluster, _, _ := strings.Cut(key, "|")
-			in.targets = append(in.targets, w.targetsOfCluster(cluster)...)
+			scope(cluster)
+		}
+		if e.Range.Count > 0 {
+			scope(e.Range.Cluster)
 		}
 		out = append(out, in)
 	}

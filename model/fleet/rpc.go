@@ -126,13 +126,57 @@ func (w *world) bucketAt(t sim.Time) *bucket {
 func (w *world) buildDataPlane() {
 	w.backends.Defaults = w.cfg.DataPlane.Backend
 	w.dp.buckets = make([]bucket, 0, int(w.cfg.Duration/w.cfg.SampleInterval)+2)
+	w.eventBackends = make([][]idRun, len(w.cfg.BackendEvents))
+	// Events on the same range share its runs: 300 events on 100 000
+	// backends each name them once.
+	ranges := map[BackendRange][]idRun{}
 	for i, e := range w.cfg.BackendEvents {
+		var runs []idRun
+		add := func(key string) { runs = appendRun(runs, w.backends.ID(key)) }
 		for _, key := range e.Backends {
-			w.backends.ID(key)
+			add(key)
 		}
+		if e.Range.Count > 0 {
+			if len(runs) == 0 {
+				if r, ok := ranges[e.Range]; ok {
+					runs = r
+				} else {
+					e.Range.each(add)
+					ranges[e.Range] = runs
+				}
+			} else {
+				e.Range.each(add)
+			}
+		}
+		w.eventBackends[i] = runs
 		w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(e.At), Entity: uint32(i), Kind: kindBackend})
 		if e.Duration > 0 && e.At+e.Duration < w.cfg.Duration {
 			w.kernel.Schedule(sim.Event{At: sim.Time(0).Add(e.At + e.Duration), Entity: uint32(i), Kind: kindBackend, Arg: 1})
+		}
+	}
+}
+
+// An idRun is the backend identifiers first to first+n-1.
+type idRun struct{ first, n uint32 }
+
+// appendRun appends id to runs, extending the last run when id follows it.
+func appendRun(runs []idRun, id uint32) []idRun {
+	if k := len(runs) - 1; k >= 0 && runs[k].first+runs[k].n == id {
+		runs[k].n++
+		return runs
+	}
+	return append(runs, idRun{first: id, n: 1})
+}
+
+// eachID yields the identifiers of runs, in order.
+func eachID(runs []idRun) func(yield func(uint32) bool) {
+	return func(yield func(uint32) bool) {
+		for _, r := range runs {
+			for id := r.first; id < r.first+r.n; id++ {
+				if !yield(id) {
+					return
+				}
+			}
 		}
 	}
 }
@@ -143,8 +187,7 @@ func (w *world) backendEvent(ev sim.Event) {
 	e := &w.cfg.BackendEvents[ev.Entity]
 	now := w.kernel.Now()
 	end := ev.Arg == 1
-	for _, key := range e.Backends {
-		id := w.backends.ID(key)
+	for id := range eachID(w.eventBackends[ev.Entity]) {
 		b := w.backends.Get(id)
 		switch e.Action {
 		case BackendDown:

@@ -101,9 +101,12 @@ type world struct {
 	inSpares  spares[inbound]
 	fx        fleetCounters
 
-	backends  dataplane.Backends
-	routing   routing
-	dpConfigs map[string]*dataplane.Config
+	backends dataplane.Backends
+	// eventBackends are the backends of each backend event, as runs of
+	// consecutive identifiers (buildDataPlane).
+	eventBackends [][]idRun
+	routing       routing
+	dpConfigs     map[string]*dataplane.Config
 	// ids number the decoded resources for dpConfigs' keys; clusters
 	// and keyBuf are rederive's and channelConfig's scratch.
 	ids      map[*xdsclient.Decoded]uint32

@@ -1,0 +1,92 @@
+package dataplane
+
+import (
+	"fmt"
+	"testing"
+
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+
+	"github.com/xdssim/xdssim/sim"
+)
+
+// clusterOf is a cluster of one locality whose endpoints are on the
+// backends given, in order.
+func clusterOf(backends []uint32) Cluster {
+	c := Cluster{Name: "c", LB: RoundRobin, OverrideHostStatus: DefaultOverrideHostStatus, Priorities: 1,
+		Localities: []Locality{{Weight: 1, N: len(backends)}}}
+	for i, b := range backends {
+		c.Endpoints = append(c.Endpoints, Endpoint{Address: fmt.Sprintf("10.0.%d.%d:80", i>>8, i&0xff), Health: corepb.HealthStatus_HEALTHY, Backend: b})
+	}
+	return c
+}
+
+// TestAnUpdateKeepsTheFirstStartedSubchannelOfEachBackend: a cluster's
+// update carries over, for each endpoint, the first started subchannel
+// the old state has to its backend, whether the old state is small
+// (scanned) or large (indexed): both give what a scan gives.
+func TestAnUpdateKeepsTheFirstStartedSubchannelOfEachBackend(t *testing.T) {
+	for _, n := range []int{8, 200} { // 8×8 scanned, 200×200 indexed
+		t.Run(fmt.Sprint(n, " endpoints"), func(t *testing.T) {
+			// The old state: backends with duplicates, some subchannels
+			// not started, each marked by its failures count.
+			old := make([]uint32, n)
+			for i := range old {
+				old[i] = uint32(i * 7 % (n / 2))
+			}
+			var ch Channel
+			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(old)}}, 0)
+			for i := range ch.cls[0].subs {
+				ch.cls[0].subs[i].failures = uint8(i)
+				if i%3 == 0 {
+					ch.cls[0].subs[i].nextAttempt = notStarted
+				}
+			}
+			prev := ch.cls[0]
+			// The update: some of the old backends, in another order, and
+			// new ones.
+			upd := make([]uint32, n)
+			for i := range upd {
+				upd[i] = uint32((n - i) * 5 % n)
+			}
+			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(upd)}}, sim.Time(1))
+			for i, b := range upd {
+				want := subchannel{backend: b, nextAttempt: sim.Time(1)}
+				for _, o := range prev.subs {
+					if o.backend == b && o.nextAttempt != notStarted {
+						want = o
+						break
+					}
+				}
+				if got := ch.cls[0].subs[i]; got != want {
+					t.Errorf("endpoint %d (backend %d): %+v, want %+v", i, b, got, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUpdateOfALargeCluster measures an EDS update of a cluster of n
+// endpoints on a channel that has all of them (one endpoint replaced):
+// per endpoint, the cost stays flat as n grows (n log n in all), where the
+// old scan of the old subchannels for each new one was n².
+func BenchmarkUpdateOfALargeCluster(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			eps := make([]uint32, n)
+			for i := range eps {
+				eps[i] = uint32(i)
+			}
+			cfgs := [2]*Config{{Clusters: []Cluster{clusterOf(eps)}}}
+			eps[n/2] = uint32(n)
+			cfgs[1] = &Config{Clusters: []Cluster{clusterOf(eps)}}
+			var ch Channel
+			ch.SetConfig(cfgs[0], 0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				ch.SetConfig(cfgs[(i+1)%2], sim.Time(i+1))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/endpoint")
+		})
+	}
+}
