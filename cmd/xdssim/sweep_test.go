@@ -90,7 +90,7 @@ func TestSweepDoesNotCallFiveCleanSeedsSafe(t *testing.T) {
 		t.Errorf("5 seeds: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runMain(t, append(args, "--max-seeds", "60", "--out", t.TempDir())...)
-	if code != exitBreached || !strings.Contains(stdout, "breaks: 6 of 40 breach (risk ≥ 6.74 %)") {
+	if code != exitBreached || !strings.Contains(stdout, "breaks: 4 of 20 breach (risk ≥ 7.135 %)") {
 		t.Errorf("up to 60 seeds: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
