@@ -53,9 +53,9 @@ type instance struct {
 // watch is one resource the instance watches and what it last got: the
 // resource, or nil when it has none (not yet, or an error replaced it).
 type watch struct {
-	typ  xdsclient.ResourceType
 	name string
 	res  *xdsclient.Decoded
+	typ  xdsclient.ResourceType
 	// failed is set when an error took the resource away; cause says why.
 	failed bool
 	cause  dataplane.Cause

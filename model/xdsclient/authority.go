@@ -59,7 +59,6 @@ type resourceState struct {
 	watchers []WatcherID // registration order
 	cache    *Decoded    // last valid resource, nil if none
 	version  string      // version_info of the last update (CSDS)
-	status   adminpb.ClientResourceStatus
 	// updated is the time of the last ACKed update (CSDS last_updated),
 	// which hasUpdate says the entry still reports. A NACK or a server
 	// error leaves it; a deletion or a timer that takes the resource away
@@ -67,17 +66,20 @@ type resourceState struct {
 	// UpdateMetadata; grpc-java's DOES_NOT_EXIST ResourceMetadata has no
 	// update time and CsdsService writes last_updated only with a
 	// resource; C-core ResourceState::FillGenericXdsConfig likewise).
-	updated   time.Duration
-	hasUpdate bool
-	err       *errState // last error, nil if none (CSDS error_state)
-	// deletionIgnored is set when a deletion was ignored (gRFC A53).
-	deletionIgnored bool
-	typ             ResourceType
+	updated time.Duration
+	err     *errState // last error, nil if none (CSDS error_state)
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
 	// seen is the response generation that last named this resource.
 	seen uint64
+	// The small fields last, together: a client holds one entry per
+	// resource it watches, and padding between them would cost each.
+	status    adminpb.ClientResourceStatus
+	hasUpdate bool
+	// deletionIgnored is set when a deletion was ignored (gRFC A53).
+	deletionIgnored bool
+	typ             ResourceType
 }
 
 // errState is CSDS UpdateFailureState plus the notification it produced.
