@@ -51,7 +51,7 @@ func idleHeap(t *testing.T, n int) uint64 {
 // plane's resources) does not count. The heap is the live heap after a
 // collection (/gc/heap/live:bytes), which garbage does not inflate.
 //
-// The target is 3 KB; a client holds about 3.26 KB, and the test fails
+// The target is 3 KB; a client holds about 3.4 KB, and the test fails
 // above maxIdleClient, so that nothing grows it unnoticed. What is left
 // to reach the target is in docs/performance.md ("What is left").
 func TestAnIdleClientHoldsLittleMemory(t *testing.T) {
@@ -60,8 +60,13 @@ func TestAnIdleClientHoldsLittleMemory(t *testing.T) {
 	}
 	const (
 		small, large  = 2000, 12000
-		maxIdleClient = 3400 // bytes
+		maxIdleClient = 3500 // bytes
 	)
+	// A first world pays the program's one-time costs (protobuf
+	// descriptors, go-control-plane's type tables), which would otherwise
+	// count against the smaller fleet alone, or not at all when another
+	// test ran first.
+	idleHeap(t, small)
 	a, b := idleHeap(t, small), idleHeap(t, large)
 	per := float64(int64(b)-int64(a)) / (large - small)
 	t.Logf("live heap per idle client: %.0f B (%d clients: %d B each; %d clients: %d B each)", per, small, a/small, large, b/large)
