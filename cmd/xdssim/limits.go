@@ -16,7 +16,7 @@ const exitEventLimit = 4
 
 // defaultMaxEvents is --max-events when it is not given: about an hour of
 // CPU at the kernel's slowest measured rate, far past every reference
-// scenario (storm-1m handles 58 M), so that only a run caught in a loop
+// scenario (fleet-1m-rpc handles 95 M), so that only a run caught in a loop
 // reaches it.
 const defaultMaxEvents = 1_000_000_000
 

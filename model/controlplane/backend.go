@@ -96,7 +96,10 @@ type linearBackend struct {
 	// and every UpdateResources call adds one (linear.go). The server
 	// checks the mirror against every response.
 	versions [NumTypes]uint64
-	prefix   string
+	// named holds each version as the string the server sends, made once
+	// per version rather than for every response.
+	named  [NumTypes]string
+	prefix string
 }
 
 func newLinearBackend(prefix string) *linearBackend {
@@ -107,6 +110,7 @@ func newLinearBackend(prefix string) *linearBackend {
 	for t := LDS; t < NumTypes; t++ {
 		b.caches[t] = cachev3.NewLinearCache(t.TypeURL(), cachev3.WithVersionPrefix(prefix))
 		b.Caches[t.TypeURL()] = b.caches[t]
+		b.named[t] = prefix + "0"
 	}
 	return b
 }
@@ -118,6 +122,7 @@ func (b *linearBackend) apply(batch *[NumTypes]typeChange) {
 			continue
 		}
 		b.versions[t]++
+		b.named[t] = b.prefix + strconv.FormatUint(b.versions[t], 10)
 		// UpdateResources fails only when a resource's version cannot be
 		// computed, which needs a resource that does not marshal: a bug.
 		if err := b.caches[t].UpdateResources(c.update, c.remove); err != nil {
@@ -127,7 +132,7 @@ func (b *linearBackend) apply(batch *[NumTypes]typeChange) {
 }
 
 func (b *linearBackend) version(t ResourceType) string {
-	return b.prefix + strconv.FormatUint(b.versions[t], 10)
+	return b.named[t]
 }
 
 // fleetNode is the single node group of a SnapshotCache: every client of

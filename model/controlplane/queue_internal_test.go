@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"fmt"
 	"testing"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -20,9 +21,10 @@ func TestResponseChannelsNeverFill(t *testing.T) {
 		if err := s.OpenStream(0, id); err != nil {
 			t.Fatal(err)
 		}
-		// A version from this server and an unknown name: the watch stays
+		// A version from this server, a different one on each stream so
+		// that no two share a watch, and an unknown name: the watch stays
 		// open.
-		_, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: []string{"x"}, VersionInfo: "p/1"})
+		_, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: []string{"x"}, VersionInfo: fmt.Sprintf("p/1.%d", id)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,5 +49,51 @@ func TestResponseChannelsNeverFill(t *testing.T) {
 	}
 	if len(s.watches) != 0 || len(s.rq.gens) != 1 {
 		t.Errorf("after firing: %d watches, %d generations", len(s.watches), len(s.rq.gens))
+	}
+}
+
+// TestStreamsAskingAlikeShareAWatch: streams whose requests the cache
+// would answer alike (type, version, subscription) share one
+// go-control-plane watch; a stream that leaves does not cancel it for
+// the others, and when it fires every stream still waiting gets a
+// response of its own.
+func TestStreamsAskingAlikeShareAWatch(t *testing.T) {
+	s, err := New(Config{Name: "p", Services: []Service{{Name: "a", EndpointCount: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	for id := StreamID(1); id <= n; id++ {
+		if err := s.OpenStream(0, id); err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"x"}
+		if id == n {
+			names = []string{"x", "y"} // another subscription: a watch of its own
+		}
+		if _, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: names, VersionInfo: "p/1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.watches) != 2 || len(s.groups) != 2 {
+		t.Fatalf("%d streams, two subscriptions: %d watches, %d groups; want 2", n, len(s.watches), len(s.groups))
+	}
+	s.CloseStream(0, 1)
+	s.CloseStream(0, n)
+	if len(s.watches) != 1 {
+		t.Fatalf("after two streams closed: %d watches, want 1 (the other streams still wait)", len(s.watches))
+	}
+	rs, err := s.SetService(0, Service{Name: "x", ClusterName: "x", EndpointCount: 1})
+	if err != nil || len(rs) != n-2 {
+		t.Fatalf("%d responses, %v; want %d", len(rs), err, n-2)
+	}
+	for i, r := range rs {
+		if want := StreamID(i + 2); r.Stream != want || r.Type != EDS || r.Message.GetNonce() != "1" || len(r.Message.GetResources()) != 1 {
+			t.Errorf("response %d: stream %d, %v, nonce %q, %d resources; want stream %d, EDS, nonce 1, x",
+				i, r.Stream, r.Type, r.Message.GetNonce(), len(r.Message.GetResources()), want)
+		}
+	}
+	if len(s.watches) != 0 || len(s.groups) != 0 {
+		t.Errorf("after firing: %d watches, %d groups; want none", len(s.watches), len(s.groups))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -95,7 +96,8 @@ type Server struct {
 	cp  *corepb.ControlPlane
 
 	rq      responseQueue
-	watches map[*discoverypb.DiscoveryRequest]*typeState // open watches by their request
+	watches map[*discoverypb.DiscoveryRequest]*watchGroup // open watches by their request
+	groups  map[groupKey]*watchGroup                      // open watches by what the cache sees
 	streams map[StreamID]*stream
 	list    []*stream // open streams, any order (scans only)
 
@@ -134,15 +136,14 @@ type stream struct {
 type typeState struct {
 	st       *stream
 	t        ResourceType
-	active   bool // a request of this type was accepted
-	answered bool // the client ACKed or NACKed the last response
-	queued   bool // in Server.pending
+	active   bool  // a request of this type was accepted
+	answered bool  // the client ACKed or NACKed the last response
+	queued   bool  // in Server.pending
+	slot     int32 // in grp.members
 	sub      subscription
 
-	// The open watch, if any: gen is nil once it fired or was cancelled.
-	req    *discoverypb.DiscoveryRequest
-	cancel func()
-	gen    *chanGen
+	// The open watch, if any: nil once it fired or was cancelled.
+	grp *watchGroup
 
 	nonce uint64 // of the last response of this type, 0 before the first
 	sent  string // the version of that response
@@ -152,6 +153,62 @@ type typeState struct {
 	acks, nacks uint32
 	acked       string
 	rare        *typeRare // nil until a NACK or a TP3 error
+}
+
+// watchGroup is one go-control-plane watch shared by the streams whose
+// requests the cache would answer alike: the same type, cache version and
+// subscription (see groupKey). go-control-plane opens a watch per stream
+// and type (sotw/v3 xds.go process: CreateWatch for each request); its
+// caches decide from the request's type and version and the
+// subscription's names and returned versions alone (linear.go
+// CreateWatch and computeResponse, simple.go CreateWatch and
+// respondSOTWWatches), so one watch answers each member as its own would
+// have, and each member still gets a response of its own (its nonce, its
+// TP3 errors). A fleet of clients asking alike holds one watch per type,
+// not one per client and type.
+type watchGroup struct {
+	key groupKey
+	req *discoverypb.DiscoveryRequest // the first member's: the cache's key for the watch
+	// sub is a copy of the first member's subscription: a member's own
+	// changes once it leaves, and the cache reads the watch's later.
+	sub     subscription
+	cancel  func()
+	gen     *chanGen
+	members []*typeState
+}
+
+// groupKey is what the cache sees of a watch. The subscription's maps are
+// compared by identity: streams asking alike share them (interner), and
+// equal maps that are not shared only make two groups where one would do.
+type groupKey struct {
+	t        ResourceType
+	wildcard bool
+	// resend: the cache sees nothing returned (NACKPolicy
+	// CacheSubscription), whatever the returned map is.
+	resend     bool
+	version    string
+	subscribed uintptr
+	returned   uintptr
+}
+
+// join adds ts to g.
+func (g *watchGroup) join(ts *typeState) {
+	ts.grp, ts.slot = g, int32(len(g.members))
+	g.members = append(g.members, ts)
+}
+
+// leave removes ts from g: the last member takes its slot.
+func (g *watchGroup) leave(ts *typeState) {
+	last := g.members[len(g.members)-1]
+	g.members[ts.slot], last.slot = last, ts.slot
+	g.members[len(g.members)-1] = nil
+	g.members = g.members[:len(g.members)-1]
+	ts.grp = nil
+}
+
+// mapID is the identity of a map, for groupKey.
+func mapID[M ~map[K]V, K comparable, V any](m M) uintptr {
+	return reflect.ValueOf(m).Pointer()
 }
 
 // typeRare is the part of a typeState that most streams never need.
@@ -207,7 +264,8 @@ func New(cfg Config) (*Server, error) {
 		nack:     cfg.OnNACK,
 		services: map[string]*Service{},
 		cp:       &corepb.ControlPlane{Identifier: cfg.Name},
-		watches:  map[*discoverypb.DiscoveryRequest]*typeState{},
+		watches:  map[*discoverypb.DiscoveryRequest]*watchGroup{},
+		groups:   map[groupKey]*watchGroup{},
 		streams:  map[StreamID]*stream{},
 		work:     newWorkQueue(cfg.Capacity, r),
 	}
@@ -392,8 +450,7 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
-	creq := s.nack.cacheRequest(req, ts.sent)
-	s.openWatch(ts, creq, s.nack.CacheSubscription(creq, &ts.sub))
+	s.openWatch(ts, s.nack.cacheRequest(req, ts.sent))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -401,48 +458,72 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	return s.emit(), nil
 }
 
-// openWatch asks the cache to watch ts with req and sub.
-func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest, sub cachev3.Subscription) {
+// openWatch asks the cache to watch ts with req, the request the cache
+// sees (NACKPolicy.cacheRequest), and ts's subscription: ts joins the open
+// watch of what the cache would see alike, or opens one.
+func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
+	k := groupKey{t: ts.t, wildcard: ts.sub.wildcard, version: req.GetVersionInfo(), subscribed: mapID(ts.sub.subscribed)}
+	if s.nack == ResendNACKs && req.GetErrorDetail() != nil {
+		k.resend = true
+	} else {
+		k.returned = mapID(ts.sub.returned)
+	}
+	if g := s.groups[k]; g != nil {
+		g.join(ts)
+		return
+	}
 	if s.watches[req] != nil {
 		// The caller reused a request message: the cache must see one
 		// request per watch.
 		req = proto.Clone(req).(*discoverypb.DiscoveryRequest)
 	}
-	g := s.rq.reserve()
-	ts.req, ts.gen = req, g
-	s.watches[req] = ts
-	cancel, err := s.back.CreateWatch(req, sub, g.ch)
+	g := &watchGroup{key: k, req: req, sub: ts.sub, gen: s.rq.reserve()}
+	g.join(ts)
+	s.groups[k] = g
+	s.watches[req] = g
+	cancel, err := s.back.CreateWatch(req, s.nack.CacheSubscription(req, &g.sub), g.gen.ch)
 	if err != nil {
 		// The type URL was checked: the cache has a watcher for it.
 		panic(fmt.Sprintf("controlplane: server %q: CreateWatch: %v", s.name, err))
 	}
-	ts.cancel = cancel
+	g.cancel = cancel
 }
 
-// closeWatch cancels ts's open watch, if it has not fired.
+// closeWatch takes ts out of its open watch, if that has not fired; the
+// watch's last member cancels it.
 func (s *Server) closeWatch(ts *typeState) {
-	if ts.gen == nil {
+	g := ts.grp
+	if g == nil {
 		return
 	}
-	if ts.cancel != nil {
-		ts.cancel()
+	g.leave(ts)
+	if len(g.members) > 0 {
+		return
 	}
-	ts.gen.watches--
-	ts.gen, ts.cancel = nil, nil
-	delete(s.watches, ts.req)
+	if g.cancel != nil {
+		g.cancel()
+	}
+	g.gen.watches--
+	delete(s.watches, g.req)
+	delete(s.groups, g.key)
 }
 
-// collect drains every response the cache sent into s.pending.
+// collect drains every response the cache sent into s.pending, one for
+// each member of the watch that fired.
 func (s *Server) collect() {
-	s.rq.drain(func(g *chanGen, r cachev3.Response) {
-		ts := s.watches[r.GetRequest()]
-		if ts == nil || ts.gen != g {
+	s.rq.drain(func(cg *chanGen, r cachev3.Response) {
+		g := s.watches[r.GetRequest()]
+		if g == nil || g.gen != cg {
 			panic(fmt.Sprintf("controlplane: server %q: a response for a watch that is not open", s.name))
 		}
-		delete(s.watches, ts.req)
-		g.watches--
-		ts.gen, ts.cancel = nil, nil
-		s.enqueue(ts, r)
+		delete(s.watches, g.req)
+		delete(s.groups, g.key)
+		cg.watches--
+		for _, ts := range g.members {
+			ts.grp = nil
+			s.enqueue(ts, r)
+		}
+		g.members = nil
 	})
 }
 

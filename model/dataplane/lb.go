@@ -161,9 +161,11 @@ func (ch *Channel) Config() *Config { return ch.cfg }
 // keeps its priorities, and its subchannels to backends that cfg still
 // names keep their connections; new subchannels of a started priority
 // start connecting at once (round_robin connects to every endpoint), and
-// a new cluster starts its first priority. Setting nil drops the config
-// and every connection.
-func (ch *Channel) SetConfig(cfg *Config, now sim.Time) {
+// a new cluster starts its first priority. A new round_robin cluster
+// starts its rotation at an endpoint drawn from r (nil: the first, for a
+// test that wants a fixed start). Setting nil drops the config and every
+// connection.
+func (ch *Channel) SetConfig(cfg *Config, now sim.Time, r *sim.Rand) {
 	if cfg == ch.cfg {
 		return
 	}
@@ -172,7 +174,7 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time) {
 	if cfg != nil {
 		cls = make([]clusterLB, len(cfg.Clusters))
 		for ci := range cfg.Clusters {
-			cls[ci] = ch.rebuild(&cfg.Clusters[ci], now)
+			cls[ci] = ch.rebuild(&cfg.Clusters[ci], now, r)
 			lr = lr || cfg.Clusters[ci].LB == LeastRequest
 		}
 	}
@@ -181,7 +183,19 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time) {
 
 // rebuild makes the state of cluster c from the state the channel has
 // for a cluster of its name.
-func (ch *Channel) rebuild(c *Cluster, now sim.Time) clusterLB {
+//
+// round_robin starts at a random endpoint of each locality: grpc-go's
+// picker starts "at a random index" so as not "to apply excess load to the
+// first server in the list" (balancer/roundrobin), C-core's draws its
+// last_picked_index_ uniformly (round_robin.cc RoundRobin::Picker), and
+// grpc-java's starts its sequence at new Random().nextInt()
+// (RoundRobinLoadBalancer). Without it every client of a fleet would send
+// its first RPC, and with sessions its every session, to the same
+// endpoints. grpc-go and C-core draw again for every picker they build
+// (each time a subchannel's state changes); the model draws once per
+// cluster, when the channel first has it, and then rotates, as
+// grpc-java does.
+func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 	var old *clusterLB
 	if ch.cfg != nil {
 		if k := ch.cfg.ClusterIndex(c.Name); k >= 0 {
@@ -196,6 +210,12 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time) clusterLB {
 				if old.next[l] < c.Localities[l].N {
 					st.next[l] = old.next[l]
 				}
+			}
+		}
+	} else if c.LB == RoundRobin && r != nil {
+		for l := range st.next {
+			if n := c.Localities[l].N; n > 1 {
+				st.next[l] = r.IntN(n)
 			}
 		}
 	}

@@ -33,7 +33,7 @@ func newWorld(n int, prof Profile) *world {
 	}
 	w.cfg = &Config{Routes: []Route{{Prefix: "/", Clusters: []WeightedCluster{{Cluster: 0, Weight: 1}}}}, Clusters: []Cluster{c}}
 	w.env = Env{Backends: &w.bs, Backoff: &w.bo, Link: &w.link, Rand: sim.NewStream(1, "test"), Profile: prof}
-	w.ch.SetConfig(w.cfg, 0)
+	w.ch.SetConfig(w.cfg, 0, nil)
 	return w
 }
 
@@ -63,6 +63,38 @@ func TestRoundRobinQueuesUntilConnectedThenRotates(t *testing.T) {
 	}
 	// Reference: gRFC A61 (round_robin over pick_first children); grpc-go
 	// balancer/roundrobin.
+}
+
+// TestRoundRobinStartsAtARandomEndpoint checks that each channel's
+// round_robin starts its rotation at a random endpoint: a fleet's first
+// picks spread over the endpoints instead of every client beginning with
+// the first one, so that a fleet whose clients move in step does not load
+// some backends and never others.
+func TestRoundRobinStartsAtARandomEndpoint(t *testing.T) {
+	const channels, n = 2000, 10
+	counts := make([]int, n)
+	for i := range channels {
+		w := newWorld(n, ProfileByName("grpc-go"))
+		w.env.Rand = sim.NewStream(uint64(i), "round_robin start")
+		w.ch.Reset()
+		w.ch.SetConfig(w.cfg, 0, w.env.Rand)
+		if p := w.pick(10*time.Millisecond, -1); p.Result == Picked {
+			counts[p.Backend]++
+		}
+	}
+	// Each endpoint expects channels/n first picks; the binomial's
+	// standard deviation is 13.4, so ±60 is 4.5 of them.
+	for b, got := range counts {
+		if want := channels / n; got < want-60 || got > want+60 {
+			t.Errorf("backend %d had %d of %d first picks, want %d ± 60: %v", b, got, channels, want, counts)
+			break
+		}
+	}
+	// Reference: grpc-go balancer/roundrobin (the picker starts "at a
+	// random index ... we don't want to apply excess load to the first
+	// server in the list"); C-core round_robin.cc RoundRobin::Picker
+	// (last_picked_index_ drawn uniformly); grpc-java
+	// RoundRobinLoadBalancer (sequence = new Random().nextInt()).
 }
 
 func TestRoundRobinSkipsADeadBackendAndFailsWhenAllAreDown(t *testing.T) {
@@ -138,7 +170,7 @@ func TestSessionAffinityToADrainingHost(t *testing.T) {
 			drained.Clusters = []Cluster{*w.cluster()}
 			drained.Clusters[0].Endpoints = append([]Endpoint(nil), w.cluster().Endpoints...)
 			drained.Clusters[0].Endpoints[first.Endpoint].Health = corepb.HealthStatus_DRAINING
-			w.ch.SetConfig(&drained, sim.Time(0).Add(12*time.Millisecond))
+			w.ch.SetConfig(&drained, sim.Time(0).Add(12*time.Millisecond), nil)
 			p := w.pick(13*time.Millisecond, idx)
 			if p.AffinityBroken != tc.wantBroken || (p.Backend == first.Backend) == tc.wantBroken {
 				t.Errorf("pick after the host drains = %+v, want broken=%v", p, tc.wantBroken)
@@ -199,7 +231,7 @@ func TestSessionsRenewAfterTheirRPCsOrLifetime(t *testing.T) {
 
 func TestPickWithoutAConfigFails(t *testing.T) {
 	w := newWorld(2, ProfileByName("spec"))
-	w.ch.SetConfig(nil, 0)
+	w.ch.SetConfig(nil, 0, nil)
 	if p := w.pick(time.Second, -1); p.Result != Failed || !p.NoConfig {
 		t.Errorf("pick on a channel without config = %+v, want failed with NoConfig", p)
 	}

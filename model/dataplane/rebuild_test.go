@@ -34,7 +34,7 @@ func TestAnUpdateKeepsTheFirstStartedSubchannelOfEachBackend(t *testing.T) {
 				old[i] = uint32(i * 7 % (n / 2))
 			}
 			var ch Channel
-			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(old)}}, 0)
+			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(old)}}, 0, nil)
 			for i := range ch.cls[0].subs {
 				ch.cls[0].subs[i].failures = uint8(i)
 				if i%3 == 0 {
@@ -48,7 +48,7 @@ func TestAnUpdateKeepsTheFirstStartedSubchannelOfEachBackend(t *testing.T) {
 			for i := range upd {
 				upd[i] = uint32((n - i) * 5 % n)
 			}
-			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(upd)}}, sim.Time(1))
+			ch.SetConfig(&Config{Clusters: []Cluster{clusterOf(upd)}}, sim.Time(1), nil)
 			for i, b := range upd {
 				want := subchannel{backend: b, nextAttempt: sim.Time(1)}
 				for _, o := range prev.subs {
@@ -80,11 +80,11 @@ func BenchmarkUpdateOfALargeCluster(b *testing.B) {
 			eps[n/2] = uint32(n)
 			cfgs[1] = &Config{Clusters: []Cluster{clusterOf(eps)}}
 			var ch Channel
-			ch.SetConfig(cfgs[0], 0)
+			ch.SetConfig(cfgs[0], 0, nil)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				ch.SetConfig(cfgs[(i+1)%2], sim.Time(i+1))
+				ch.SetConfig(cfgs[(i+1)%2], sim.Time(i+1), nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/endpoint")
 		})

@@ -32,7 +32,7 @@ func newPickWorld(t *testing.T, svc controlplane.Service) *pickWorld {
 		return w.bs.ID(dataplane.BackendKey(cluster, addr))
 	}, nil)
 	w.env = dataplane.Env{Backends: &w.bs, Backoff: &w.bo, Link: &w.link, Rand: sim.NewStream(1, "test"), Profile: dataplane.ProfileByName("spec")}
-	w.ch.SetConfig(w.cfg, 0)
+	w.ch.SetConfig(w.cfg, 0, nil)
 	return w
 }
 
@@ -100,7 +100,7 @@ func TestAFailedClusterFailsOnlyItsRPCs(t *testing.T) {
 	w.cfg = buildWith(t, svc, dataplane.ProfileByName("grpc-go"), func(c, a string) uint32 { return w.bs.ID(dataplane.BackendKey(c, a)) },
 		map[string]dataplane.Cause{"canary": dataplane.ResourceDeleted})
 	w.env = dataplane.Env{Backends: &w.bs, Backoff: &w.bo, Link: &w.link, Rand: sim.NewStream(1, "test")}
-	w.ch.SetConfig(w.cfg, 0)
+	w.ch.SetConfig(w.cfg, 0, nil)
 	if p := w.pick(time.Second, w.cfg.ClusterIndex("canary")); p.Result != dataplane.Failed || !p.ClusterFailed || p.Cause != dataplane.ResourceDeleted {
 		t.Errorf("pick on the deleted cluster = %+v", p)
 	}
@@ -179,8 +179,8 @@ func TestPriorityFailoverTimer(t *testing.T) {
 	w := newPickWorld(t, failoverService())
 	// A connect takes two round trips of 12 s: 24 s.
 	w.link.Latency = sim.Constant(6 * time.Second)
-	w.ch.SetConfig(nil, 0)
-	w.ch.SetConfig(w.cfg, 0)
+	w.ch.SetConfig(nil, 0, nil)
+	w.ch.SetConfig(w.cfg, 0, nil)
 	if p := w.pick(time.Second, 0); p.Result != dataplane.Queued || p.Backend != 0 {
 		t.Fatalf("first pick = %+v, want queued on priority 0", p)
 	}

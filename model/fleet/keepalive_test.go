@@ -32,7 +32,9 @@ func TestKeepaliveNoticesABlackholedStream(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := xdsConfig(20, tt.profile)
-			cfg.Duration = 12 * time.Minute
+			// The blackhole ends at 11m; a connection backoff is at most
+			// 120 s + 20 % jitter, so by 14m every channel has tried again.
+			cfg.Duration = 14 * time.Minute
 			cfg.Groups[0].XDSKeepalive = tt.keepalive
 			cfg.Faults = []network.Fault{{Kind: network.Blackhole, Start: sim.Time(time.Minute), Duration: 10 * time.Minute, Servers: []int{0}}}
 			r := run(t, cfg)

@@ -96,8 +96,8 @@ func TestSkipPicksMovesRoundRobinAsPicksWould(t *testing.T) {
 	env := dataplane.Env{Now: sim.Time(time.Second), Backends: &backends, Link: &link, Rand: sim.NewStream(1, "c"), Backoff: &backoff}
 	for k := range 12 {
 		var stepped, skipped dataplane.Channel
-		stepped.SetConfig(cfg, 0)
-		skipped.SetConfig(cfg, 0)
+		stepped.SetConfig(cfg, 0, nil)
+		skipped.SetConfig(cfg, 0, nil)
 		stepped.Pick(&env, 0, -1) // connect everything
 		skipped.Pick(&env, 0, -1)
 		for range k {
@@ -124,7 +124,7 @@ func TestSkipSessionRPCsTakesTheSessionsInTurn(t *testing.T) {
 	for k := range 40 {
 		var stepped, skipped dataplane.Channel
 		for _, ch := range []*dataplane.Channel{&stepped, &skipped} {
-			ch.SetConfig(cfg, 0)
+			ch.SetConfig(cfg, 0, nil)
 			for range sessions { // every session started and picked once
 				idx, _ := ch.Session(env.Now, sessions, 0, maxRPCs)
 				ch.Pick(&env, 0, idx)

@@ -53,9 +53,9 @@ type instance struct {
 // watch is one resource the instance watches and what it last got: the
 // resource, or nil when it has none (not yet, or an error replaced it).
 type watch struct {
-	typ  xdsclient.ResourceType
 	name string
 	res  *xdsclient.Decoded
+	typ  xdsclient.ResourceType
 	// failed is set when an error took the resource away; cause says why.
 	failed bool
 	cause  dataplane.Cause
@@ -384,7 +384,7 @@ func (w *world) rederive(ii uint32) {
 			break // switched without ending the bulk run first (steady.go)
 		}
 		w.leaveSteady(ii)
-		inst.ch.SetConfig(cfg, w.kernel.Now())
+		inst.ch.SetConfig(cfg, w.kernel.Now(), w.clients[inst.client].rng)
 		w.configChanged(ii)
 	case w.resolverFailed(ii):
 		// An error took the listener or route away (gRFC A88
@@ -392,7 +392,7 @@ func (w *world) rederive(ii uint32) {
 		// fail. A config that is only incomplete (a new name not fetched
 		// yet) keeps the last one, as gRPC's dependency manager does.
 		w.leaveSteady(ii)
-		inst.ch.SetConfig(nil, w.kernel.Now())
+		inst.ch.SetConfig(nil, w.kernel.Now(), nil)
 		w.configChanged(ii)
 	}
 	if complete != inst.complete {

@@ -3,6 +3,7 @@ package xdsclient
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
@@ -24,18 +25,31 @@ type authority struct {
 	// activeXDSChannel).
 	active int
 
-	// sorted[t] are the names of the cache entries of type t, sorted, and
-	// res[t] their states, in the same order. Slices rather than maps: an
-	// XdsClient holds a few entries per type, and a fleet holds a million
-	// XdsClients.
-	res    [numTypes][]*resourceState
-	sorted [numTypes][]string
+	// entries[t] are the cache entries of type t, sorted by name. One
+	// slice of pairs rather than maps, or a slice of names beside one of
+	// states: an XdsClient holds a few entries per type, and a fleet holds
+	// a million XdsClients.
+	entries [numTypes][]cacheEntry
+}
+
+// cacheEntry is one name of an authority's cache and its state.
+type cacheEntry struct {
+	name string
+	st   *resourceState
+}
+
+// find returns the position of name among the entries of typ, and
+// whether it is there.
+func (a *authority) find(typ ResourceType, name string) (int, bool) {
+	return slices.BinarySearchFunc(a.entries[typ], name, func(e cacheEntry, name string) int {
+		return strings.Compare(e.name, name)
+	})
 }
 
 // state returns the cache entry of (typ, name), or nil.
 func (a *authority) state(typ ResourceType, name string) *resourceState {
-	if i, ok := slices.BinarySearch(a.sorted[typ], name); ok {
-		return a.res[typ][i]
+	if i, ok := a.find(typ, name); ok {
+		return a.entries[typ][i].st
 	}
 	return nil
 }
@@ -45,7 +59,6 @@ type resourceState struct {
 	watchers []WatcherID // registration order
 	cache    *Decoded    // last valid resource, nil if none
 	version  string      // version_info of the last update (CSDS)
-	status   adminpb.ClientResourceStatus
 	// updated is the time of the last ACKed update (CSDS last_updated),
 	// which hasUpdate says the entry still reports. A NACK or a server
 	// error leaves it; a deletion or a timer that takes the resource away
@@ -53,21 +66,24 @@ type resourceState struct {
 	// UpdateMetadata; grpc-java's DOES_NOT_EXIST ResourceMetadata has no
 	// update time and CsdsService writes last_updated only with a
 	// resource; C-core ResourceState::FillGenericXdsConfig likewise).
-	updated   time.Duration
-	hasUpdate bool
-	err       *errState // last error, nil if none (CSDS error_state)
+	updated time.Duration
+	err     *errState // last error, nil if none (CSDS error_state)
 	// lastErr is the last error the watchers were told, NACK or
 	// connectivity, which a new watcher hears (Profile.ReplayLastError);
 	// shared and never modified.
 	lastErr *errState
-	// deletionIgnored is set when a deletion was ignored (gRFC A53).
-	deletionIgnored bool
-	typ             ResourceType
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
 	// seen is the response generation that last named this resource.
 	seen uint64
+	// The small fields last, together: a client holds one entry per
+	// resource it watches, and padding between them would cost each.
+	status    adminpb.ClientResourceStatus
+	hasUpdate bool
+	// deletionIgnored is set when a deletion was ignored (gRFC A53).
+	deletionIgnored bool
+	typ             ResourceType
 }
 
 // errState is CSDS UpdateFailureState plus the notification it produced.
@@ -96,8 +112,8 @@ func (a *authority) position(ch int) int {
 }
 
 func (a *authority) empty() bool {
-	for t := range a.res {
-		if len(a.res[t]) > 0 {
+	for t := range a.entries {
+		if len(a.entries[t]) > 0 {
 			return false
 		}
 	}
@@ -118,9 +134,8 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	if created {
 		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED, typ: typ}
 		c.entryAdded(st)
-		i, _ := slices.BinarySearch(a.sorted[typ], name)
-		a.res[typ] = slices.Insert(a.res[typ], i, st)
-		a.sorted[typ] = slices.Insert(a.sorted[typ], i, name)
+		i, _ := a.find(typ, name)
+		a.entries[typ] = slices.Insert(a.entries[typ], i, cacheEntry{name, st})
 	}
 	for _, x := range st.watchers {
 		if x == w {
@@ -270,9 +285,8 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 		}
 	}
 	a.c.entryRemoved(st)
-	i, _ := slices.BinarySearch(a.sorted[typ], name)
-	a.res[typ] = slices.Delete(a.res[typ], i, i+1)
-	a.sorted[typ] = slices.Delete(a.sorted[typ], i, i+1)
+	i, _ := a.find(typ, name)
+	a.entries[typ] = slices.Delete(a.entries[typ], i, i+1)
 	if a.empty() {
 		for pos := range a.servers {
 			if a.held&(1<<pos) != 0 {
@@ -329,11 +343,11 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 		last = &errState{status: s, cause: CauseConnectivity, at: a.c.now}
 	}
 	for t := ResourceType(0); t < numTypes; t++ {
-		for i, name := range a.sorted[t] {
+		for _, e := range a.entries[t] {
 			if last != nil {
-				a.res[t][i].lastErr = last
+				e.st.lastErr = last
 			}
-			a.notifyAllErr(t, name, a.res[t][i], s, CauseConnectivity)
+			a.notifyAllErr(t, e.name, e.st, s, CauseConnectivity)
 		}
 	}
 }
@@ -342,9 +356,9 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 // resource that is not cached" (gRFC A71); NACKed and does-not-exist entries
 // count as cached (grpc-go checks status == Requested).
 func (a *authority) watcherExistsForUncachedResource() bool {
-	for t := range a.res {
-		for _, st := range a.res[t] {
-			if len(st.watchers) > 0 && st.status == adminpb.ClientResourceStatus_REQUESTED {
+	for t := range a.entries {
+		for _, e := range a.entries[t] {
+			if st := e.st; len(st.watchers) > 0 && st.status == adminpb.ClientResourceStatus_REQUESTED {
 				return true
 			}
 		}
@@ -362,8 +376,8 @@ func (a *authority) fallbackTo(pos int) bool {
 	a.acquire(pos)
 	a.active = pos
 	for t := ResourceType(0); t < numTypes; t++ {
-		for i, name := range a.sorted[t] {
-			st := a.res[t][i]
+		for _, e := range a.entries[t] {
+			st, name := e.st, e.name
 			if len(st.watchers) > 0 && st.subs&(1<<pos) == 0 {
 				a.subscribe(st, pos, t, name)
 			}
@@ -391,8 +405,8 @@ func (a *authority) revertOnUpdate(pos int) bool {
 		}
 		ch := a.c.channel(a.servers[i])
 		for t := ResourceType(0); t < numTypes; t++ {
-			for j, name := range a.sorted[t] {
-				st := a.res[t][j]
+			for _, e := range a.entries[t] {
+				st, name := e.st, e.name
 				if st.subs&(1<<i) != 0 {
 					st.subs &^= 1 << i
 					ch.unsubscribe(a.c, t, name)
@@ -481,8 +495,8 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	// (onAbsent checks only data != null), and its watchers are told
 	// each time.
 	repeat := c.prof.IgnoredDeletion != DeletionSilent
-	for i, name := range a.sorted[typ] {
-		st := a.res[typ][i]
+	for _, e := range a.entries[typ] {
+		st, name := e.st, e.name
 		if st.cache == nil || st.seen == c.gen || (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
 			// Uncached: the timer decides (grpc-go PR #5912). Kept
 			// after a deletion: told again only where the client does.

@@ -39,8 +39,8 @@ func (c *Client) Resources() []ResourceStatus {
 	for i := range c.auths {
 		a := &c.auths[i]
 		for t := ResourceType(0); t < numTypes; t++ {
-			for i, name := range a.sorted[t] {
-				st := a.res[t][i]
+			for _, e := range a.entries[t] {
+				st, name := e.st, e.name
 				rs := ResourceStatus{
 					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
 					Resource: st.cache, LastUpdated: st.updated, Updated: st.hasUpdate, Watchers: len(st.watchers),

@@ -204,9 +204,9 @@ func (c *Client) Retire() {
 		}
 	}
 	for i := range c.auths {
-		for t := range c.auths[i].res {
-			for _, st := range c.auths[i].res[t] {
-				c.sink.Resources[st.typ][st.cacheState()]--
+		for t := range c.auths[i].entries {
+			for _, e := range c.auths[i].entries[t] {
+				c.sink.Resources[e.st.typ][e.st.cacheState()]--
 			}
 		}
 	}
