@@ -75,7 +75,7 @@ func TestSweepFlagsReplaceTheTableAndSayWhereTheGoalCameFrom(t *testing.T) {
 }
 
 // TestSweepDoesNotCallFiveCleanSeedsSafe: at 2 760 clients on 4 workers
-// about one seed in seven fires spurious does-not-exist timers, but seeds
+// about one seed in five fires spurious does-not-exist timers, but seeds
 // 1–5 do not. With 5 seeds the sweep says "undecided: risk up to 45 %", not
 // safe; with up to 60 it finds the breaching seeds and says the setting
 // breaks the constraint.
