@@ -25,18 +25,14 @@ func TestSweepWritesItsOutputsAndTheRecommendation(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
-	for _, want := range []string{
+	wantInStdout(t, stdout,
 		"knobs (what the sweep may recommend): fleet.group[0].servers",
 		"conditions (what the setting must hold under): fleet.restart[0].downtime",
 		"objective: minimize failure_windows.client_seconds, the mean over the seeds and conditions (from the [sweep] table of outage)",
 		`recommended: fleet.group[0].servers=["primary", "fallback"]: the best objective (no constraint) under every swept condition (3 seeds each)`,
 		`reproduce under its hardest condition (fleet.restart[0].downtime=1s): xdssim run ../../sweep/testdata/outage.toml --seed 1 --set 'fleet.group[0].servers=["primary", "fallback"]' --set 'fleet.restart[0].downtime=1s'`,
 		"best under each condition:",
-		filepath.Join(out, "sweep.html")} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout has no %q:\n%s", want, stdout)
-		}
-	}
+		filepath.Join(out, "sweep.html"))
 	if !strings.Contains(stderr, "4 points × 3 seeds = 12 runs, 2 workers") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -62,13 +58,9 @@ func TestSweepFlagsReplaceTheTableAndSayWhereTheGoalCameFrom(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{"objective: maximize rpc.failed, the mean over the seeds and conditions (from --objective)",
+	wantInStdout(t, stdout, "objective: maximize rpc.failed, the mean over the seeds and conditions (from --objective)",
 		"constraint: mean rpc.failed < 1e+09, on the mean: met when its 95 % interval is within the bound (from --constraint)",
-		"recommended: fleet.restart[0].fraction=0.5: "} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout has no %q:\n%s", want, stdout)
-		}
-	}
+		"recommended: fleet.restart[0].fraction=0.5: ")
 	if !strings.Contains(stderr, "3 points × 2 seeds = 6 runs") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -199,13 +191,9 @@ func TestFindPrintsEachSeedsThresholdAndTheSafeBound(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{"fleet.restart[0].fraction, first value at which failure_windows.client_seconds <= 200 breaks, going up from 0.05: seed 1: ",
+	wantInStdout(t, stdout, "fleet.restart[0].fraction, first value at which failure_windows.client_seconds <= 200 breaks, going up from 0.05: seed 1: ",
 		"threshold: median ", "safe bound: 3 seeds are too few to bound the value that holds on 90 % of seeds with 95 % confidence (29 are needed); failure_windows.client_seconds <= 200 holds at or below fleet.restart[0].fraction = ",
-		"on at least 36.84 % of seeds, with 95 % confidence"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout has no %q:\n%s", want, stdout)
-		}
-	}
+		"on at least 36.84 % of seeds, with 95 % confidence")
 	var doc struct {
 		Schema string
 		Safe   struct {
@@ -331,14 +319,10 @@ func TestSweepSaysOnceThatSettingsEqualOnEverySeedAreTied(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{
+	wantInStdout(t, stdout,
 		"recommended: fleet.group[0].profile_fields.backoff_max=30s: the best objective (no constraint) under the scenario's condition (3 seeds each)",
 		"  tied with fleet.group[0].profile_fields.backoff_max=2m: equal on every seed, so choose between them on other grounds\n",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout has no %q:\n%s", want, stdout)
-		}
-	}
+	)
 	if strings.Contains(stdout, "runner-up") || strings.Contains(stdout, "paired interval holds 0") {
 		t.Errorf("stdout repeats the tie:\n%s", stdout)
 	}
@@ -354,15 +338,11 @@ func TestFindSaysFromWhichSideAThresholdIsFound(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{
+	wantInStdout(t, stdout,
 		"control_plane[0].workers, first value at which control_plane.primary.peak_queue_depth <= 1 breaks, coming down from 16: seed 1: 2, seed 2: 4, seed 3: 2\n",
 		"threshold: median 2 over the 3 of 3 seeds that cross",
 		"control_plane.primary.peak_queue_depth <= 1 holds at or above control_plane[0].workers = ",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout has no %q:\n%s", want, stdout)
-		}
-	}
+	)
 }
 
 // TestSweepSaysWhenABetterSettingIsStillUndecided: with two retries
@@ -380,15 +360,21 @@ func TestSweepSaysWhenABetterSettingIsStillUndecided(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	for _, want := range []string{
+	wantInStdout(t, stdout,
 		"recommended: control_plane[0].service[2].retry.num_retries=1: meets every constraint under the scenario's condition (59 seeds each)",
 		"  no probability of correct selection is claimed: control_plane[0].service[2].retry.num_retries=2 may be better, but after 59 seeds it is not known to meet the constraints (raise --max-seeds or --risk to decide it)\n",
-	} {
+	)
+	if strings.Contains(stdout, "not separated") || strings.Contains(stdout, "maybe better") {
+		t.Errorf("stdout says it twice or wrongly:\n%s", stdout)
+	}
+}
+
+// wantInStdout fails t for each of wants that stdout does not contain.
+func wantInStdout(t *testing.T, stdout string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout has no %q:\n%s", want, stdout)
 		}
-	}
-	if strings.Contains(stdout, "not separated") || strings.Contains(stdout, "maybe better") {
-		t.Errorf("stdout says it twice or wrongly:\n%s", stdout)
 	}
 }
