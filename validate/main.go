@@ -104,8 +104,19 @@ func runCases(ctx context.Context, dir, match, out string, parallel int) ([]*fid
 	}
 	wg.Wait()
 	for i, c := range chosen {
-		if fidelity.Storms(c.Config) {
+		if !fidelity.Storms(c.Config) {
+			continue
+		}
+		run(i)
+		// A real storm slower than the simulation's may be the machine's
+		// doing: run again, and compare the fastest (fidelity.StormRuns).
+		runs := []*fidelity.Result{results[i]}
+		for errs[i] == nil && len(runs) < fidelity.StormRuns && runs[len(runs)-1].SlowStormOnly() {
 			run(i)
+			runs = append(runs, results[i])
+		}
+		if errs[i] == nil {
+			results[i] = fidelity.Fastest(runs)
 		}
 	}
 	var msgs []string

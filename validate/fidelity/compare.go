@@ -160,7 +160,10 @@ type Check struct {
 	// RateOff the relative difference.
 	Clients                    int
 	SimRate, RealRate, RateOff float64
-	Detail                     string
+	// RealRuns holds each real run's rate when the case ran more than
+	// once (StormRuns); RealRate is the fastest.
+	RealRuns []float64
+	Detail   string
 }
 
 // Result is the comparison of one case.

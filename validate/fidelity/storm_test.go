@@ -125,3 +125,42 @@ func TestSummaryFitsTheLogNormalOfTheMedianAndMean(t *testing.T) {
 		t.Errorf("fit p99 = %v, want about 153 µs", s.FitP99)
 	}
 }
+
+// A storm case runs again only when its one disagreement is a real storm
+// slower than the simulation's, and the fastest real run is the one
+// compared, with every run's rate said.
+func TestOnlyASlowRealStormRunsAgainAndTheFastestCounts(t *testing.T) {
+	storm := func(real float64, pass bool) Check {
+		return Check{What: "NACK storms", Pass: pass, Clients: 1, Count: 1, SimRate: 7900, RealRate: real, RateOff: (7900 - real) / real}
+	}
+	for _, tt := range []struct {
+		name   string
+		checks []Check
+		again  bool
+	}{
+		{"passing", []Check{{What: "xDS messages", Pass: true}, storm(7000, true)}, false},
+		{"real storm slower", []Check{{What: "xDS messages", Pass: true}, storm(5700, false)}, true},
+		{"real storm faster", []Check{storm(11000, false)}, false},
+		{"messages differ too", []Check{{What: "xDS messages", Pass: false}, storm(5700, false)}, false},
+		{"storms differ in kind", []Check{{What: "NACK storms", Pass: false, Clients: 1}}, false},
+	} {
+		if got := (&Result{Checks: tt.checks}).SlowStormOnly(); got != tt.again {
+			t.Errorf("%s: SlowStormOnly = %v, want %v", tt.name, got, tt.again)
+		}
+	}
+	runs := []*Result{
+		{Case: "a", Checks: []Check{storm(5701, false)}},
+		{Case: "b", Checks: []Check{storm(7152, true)}},
+		{Case: "c", Checks: []Check{storm(6306, false)}},
+	}
+	got := Fastest(runs)
+	if got.Case != "b" || !got.Pass() {
+		t.Fatalf("Fastest chose %s (pass %v), want b", got.Case, got.Pass())
+	}
+	if cell, want := got.stormCell(), "the fastest of 3 real runs (5701, 7152, 6306 NACKs/s)"; !strings.Contains(cell, want) {
+		t.Errorf("table cell %q does not say %q", cell, want)
+	}
+	if one := Fastest(runs[:1]); one.Case != "a" || len(one.Checks[0].RealRuns) != 0 {
+		t.Errorf("one run: %+v", one)
+	}
+}

@@ -82,6 +82,9 @@ func (r *Result) stormCell() string {
 			return fmt.Sprintf("**differ** over %d %s", c.Clients, who)
 		}
 		s := fmt.Sprintf("%d over %d %s: sim %.0f/s, real %.0f/s (%+.0f %%)", c.Count, c.Clients, who, c.SimRate, c.RealRate, 100*c.RateOff)
+		if len(c.RealRuns) > 1 {
+			s += ", " + c.runsText()
+		}
 		if !c.Pass {
 			s = "**" + s + "**"
 		}
