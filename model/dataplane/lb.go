@@ -185,16 +185,19 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time, r *sim.Rand) {
 // for a cluster of its name.
 //
 // round_robin starts at a random endpoint of each locality: grpc-go's
-// picker starts "at a random index" so as not "to apply excess load to the
-// first server in the list" (balancer/roundrobin), C-core's draws its
+// picker starts at next = randIntN(len(pickers)) and its endpoint list is
+// rotated by a random offset (balancer/endpointsharding/endpointsharding.go
+// updateStateLocked, rotateEndpoints), C-core's draws its
 // last_picked_index_ uniformly (round_robin.cc RoundRobin::Picker), and
 // grpc-java's starts its sequence at new Random().nextInt()
 // (RoundRobinLoadBalancer). Without it every client of a fleet would send
 // its first RPC, and with sessions its every session, to the same
 // endpoints. grpc-go and C-core draw again for every picker they build
 // (each time a subchannel's state changes); the model draws once per
-// cluster, when the channel first has it, and then rotates, as
-// grpc-java does.
+// locality, when the channel first has it, and then rotates, as grpc-java
+// does: an update keeps each locality's cursor modulo its new size
+// (ReadyPicker.nextIndex: index.getAndIncrement() % size, the sequence
+// kept across updates), and a locality the update adds draws its own.
 func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 	var old *clusterLB
 	if ch.cfg != nil {
@@ -203,17 +206,18 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 		}
 	}
 	st := clusterLB{subs: make([]subchannel, len(c.Endpoints)), next: make([]int, len(c.Localities)), prios: make([]priority, c.Priorities)}
+	drawn := 0 // the localities whose cursor the old state gives
 	if old != nil {
 		copy(st.prios, old.prios)
-		if len(old.next) == len(st.next) {
-			for l := range st.next {
-				if old.next[l] < c.Localities[l].N {
-					st.next[l] = old.next[l]
-				}
+		drawn = min(len(old.next), len(st.next))
+		for l := range drawn {
+			if n := c.Localities[l].N; n > 0 {
+				st.next[l] = old.next[l] % n
 			}
 		}
-	} else if c.LB == RoundRobin && r != nil {
-		for l := range st.next {
+	}
+	if c.LB == RoundRobin && r != nil {
+		for l := drawn; l < len(st.next); l++ {
 			if n := c.Localities[l].N; n > 1 {
 				st.next[l] = r.IntN(n)
 			}

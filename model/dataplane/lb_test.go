@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,11 +91,63 @@ func TestRoundRobinStartsAtARandomEndpoint(t *testing.T) {
 			break
 		}
 	}
-	// Reference: grpc-go balancer/roundrobin (the picker starts "at a
-	// random index ... we don't want to apply excess load to the first
-	// server in the list"); C-core round_robin.cc RoundRobin::Picker
-	// (last_picked_index_ drawn uniformly); grpc-java
-	// RoundRobinLoadBalancer (sequence = new Random().nextInt()).
+	// Reference: grpc-go balancer/endpointsharding/endpointsharding.go
+	// (updateStateLocked: next = randIntN(len(pickers)); rotateEndpoints);
+	// C-core round_robin.cc RoundRobin::Picker (last_picked_index_ drawn
+	// uniformly); grpc-java RoundRobinLoadBalancer (sequence = new
+	// Random().nextInt()).
+}
+
+// TestRoundRobinKeepsItsSpreadAcrossAnUpdate: an EDS update that shrinks
+// a locality or adds one leaves a fleet's first picks spread over the
+// endpoints, as in every real client (grpc-java's sequence is kept and
+// taken modulo the new size; grpc-go and C-core draw again for every
+// picker), instead of sending every channel back to the first endpoint.
+func TestRoundRobinKeepsItsSpreadAcrossAnUpdate(t *testing.T) {
+	const channels, n = 2000, 10
+	for _, tt := range []struct {
+		name   string
+		update func(w *world, c Cluster) Cluster
+		picks  int // endpoints the first picks should spread over
+		slack  int // 5 binomial standard deviations
+	}{
+		{"shrink 10 to 5", func(w *world, c Cluster) Cluster {
+			c.Endpoints = append([]Endpoint(nil), c.Endpoints[:5]...)
+			c.Localities = []Locality{{Weight: 1, N: 5}}
+			return c
+		}, 5, 90},
+		{"add a locality of 10", func(w *world, c Cluster) Cluster {
+			c.Endpoints = append([]Endpoint(nil), c.Endpoints...)
+			for j := range n {
+				addr := fmt.Sprintf("10.1.0.%d:80", j)
+				c.Endpoints = append(c.Endpoints, Endpoint{Address: addr, Health: c.Endpoints[0].Health, Backend: w.bs.ID(BackendKey("c", addr)), Locality: 1})
+			}
+			c.Localities = []Locality{{Weight: 1, N: n}, {Weight: 1, First: n, N: n}}
+			return c
+		}, 2 * n, 50},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			counts := make([]int, tt.picks)
+			for i := range channels {
+				w := newWorld(n, ProfileByName("grpc-java"))
+				w.env.Rand = sim.NewStream(uint64(i), "round_robin start")
+				w.ch.Reset()
+				w.ch.SetConfig(w.cfg, 0, w.env.Rand)
+				cfg := &Config{Routes: w.cfg.Routes, Clusters: []Cluster{tt.update(w, *w.cluster())}}
+				w.ch.SetConfig(cfg, 0, w.env.Rand)
+				w.cfg = cfg
+				if p := w.pick(10*time.Millisecond, -1); p.Result == Picked {
+					counts[p.Endpoint]++
+				}
+			}
+			want := channels / tt.picks
+			for e, got := range counts {
+				if got < want-tt.slack || got > want+tt.slack {
+					t.Fatalf("endpoint %d had %d of %d first picks after the update, want %d ± %d: %v", e, got, channels, want, tt.slack, counts)
+				}
+			}
+		})
+	}
 }
 
 func TestRoundRobinSkipsADeadBackendAndFailsWhenAllAreDown(t *testing.T) {

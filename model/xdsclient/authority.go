@@ -328,6 +328,11 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 			if a.fallbackTo(i) {
 				// Fallback started: watchers are not told (grpc-go returns
 				// early; TestAuthority_Fallback sees no ResourceError).
+				// grpc-java's handleStreamClosed tells (and sets lastError
+				// of) the subscribers with a result it visits before the
+				// first uncached one starts fallback, in the order of its
+				// HashMap of types, which no model can reproduce; every
+				// profile here follows grpc-go and tells none.
 				return
 			}
 		}
@@ -537,6 +542,9 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
 	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
+	// No shipping client both reads resource_errors (C-core) and replays
+	// the last error (grpc-java, which never reads them); a profile that
+	// sets both replays this error as the last one its watchers were told.
 	st.lastErr = st.err
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
