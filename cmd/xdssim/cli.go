@@ -175,6 +175,7 @@ var flagOverwrite = flagDoc{name: "overwrite", doc: "replace the outputs of anot
 
 var validateCommand = command{
 	name: "validate", args: "FILE|NAME", scenario: true,
+	stopped: "checking reached --max-cpu and stopped; nothing is printed",
 	summary: "check a scenario and print it with every default filled in",
 	about: `Check a scenario and print it with every default filled in. The estimate
 of a run's peak memory and events is printed on stderr; a scenario whose
@@ -389,6 +390,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	for _, n := range s.MeshNotes() {
 		fmt.Fprintf(stderr, "xdssim: %s\n", n)
 	}
+	beginWriting() // --max-cpu no longer stops a half-printed scenario
 	_, err = io.WriteString(stdout, s.TOML()+s.ProfileComment())
 	return err
 }

@@ -44,6 +44,9 @@ type command struct {
 	// runs says the command runs scenarios: one may stop at --max-events
 	// (exit code 4).
 	runs bool
+	// stopped, for a command that runs nothing but takes --max-cpu, says
+	// what its exit code 4 means.
+	stopped string
 }
 
 // invoke runs the command on args.
@@ -54,6 +57,16 @@ func (c *command) invoke(args []string, stdout, stderr io.Writer) error {
 	vals, pos, err := c.parse(args)
 	if err != nil {
 		return err
+	}
+	// --max-cpu bounds the whole command, loading a scenario and planning
+	// a grid included, so its watch starts first; parseLimits refuses a
+	// bad value.
+	if vals.given("max-cpu") {
+		if d, err := time.ParseDuration(vals.last("max-cpu")); err == nil && d > 0 {
+			if _, ok := processCPU(); ok {
+				watchCPU(d)
+			}
+		}
 	}
 	return c.exec(vals, pos, stdout, stderr)
 }
@@ -179,8 +192,11 @@ func (c *command) exitCodes() []exitCodeDoc {
 	if c.breach != "" {
 		out = append(out, exitCodeDoc{exitBreached, c.breach})
 	}
-	if c.runs {
+	switch {
+	case c.runs:
 		out = append(out, exitCodeDoc{exitEventLimit, "a run reached --max-events, or the command --max-cpu, and stopped, incomplete; nothing is written"})
+	case c.stopped != "":
+		out = append(out, exitCodeDoc{exitEventLimit, c.stopped})
 	}
 	return out
 }

@@ -83,6 +83,7 @@ func cmdCSDS(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	beginWriting() // --max-cpu no longer stops a half-printed response
 	_, err = stdout.Write(out)
 	return err
 }

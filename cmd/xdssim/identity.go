@@ -127,12 +127,20 @@ func overrideFlags(sets []string) []string {
 
 // defaultOut is a command's default output directory: xdssim-out/BASE
 // when the run is the one the command gives with no flag (plain is that
-// run's ID; "" when there is none), else BASE, then "-seedN" when its
+// run's ID; "" when there is none) and that directory holds no other
+// run's outputs, else BASE, then "-seedN" when its
 // first seed is not the scenario's own (ownSeed), then "-" and the first 8
 // hex digits of its ID: xdssim-out/default-seed7-3f2a91c0.
 func defaultOut(base string, id runIdentity, plain string, ownSeed uint64) string {
 	if id.ID == plain {
-		return filepath.Join("xdssim-out", base)
+		out := filepath.Join("xdssim-out", base)
+		if p := readPrevious(out); len(p.names) == 0 || (p.run != nil && p.run.ID == id.ID) {
+			return out
+		}
+		// The scenario as it is, but its plain directory holds another
+		// run's outputs (the file was edited since, or another file has
+		// its name): beside it, named by the ID, so that neither refuses
+		// the run nor replaces the other.
 	}
 	if len(id.Seeds) > 0 && id.Seeds[0] != ownSeed {
 		base += "-seed" + strconv.FormatUint(id.Seeds[0], 10)

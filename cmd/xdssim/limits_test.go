@@ -270,6 +270,7 @@ func TestMaxCPUStopsTheCommandSoonAfterTheBound(t *testing.T) {
 	}{
 		{"a run", []string{"run", "reconnect-storm", "--max-cpu", "300ms", "--quiet", "--out", filepath.Join(dir, "run")}, exitEventLimit},
 		{"a sweep", []string{"sweep", "reconnect-storm", "--param", "fleet.group[0].clients=4000,5000", "--max-cpu", "300ms", "--out", filepath.Join(dir, "sweep")}, exitEventLimit},
+		{"a sweep still checking its grid", []string{"sweep", "default", "--param", "fleet.group[0].clients=1..200:200", "--param", "fleet.group[1].clients=1..100:100", "--seeds", "1", "--max-seeds", "1", "--max-cpu", "300ms", "--out", filepath.Join(dir, "grid")}, exitEventLimit},
 		{"a run with CPU to spare", []string{"run", tinyScenario(t), "--max-cpu", "1m", "--quiet", "--out", filepath.Join(dir, "tiny")}, exitOK},
 	}
 	re := regexp.MustCompile(`stopped at --max-cpu 300ms, having used ([0-9.]+m?s) of CPU time: the run is incomplete and wrote no outputs`)

@@ -67,6 +67,24 @@ func TestNoRunSilentlyReplacesAnothersOutputs(t *testing.T) {
 		}
 	})
 
+	t.Run("an edited scenario into the default directory: beside the first", func(t *testing.T) {
+		edited := filepath.Join(t.TempDir(), "tiny.toml")
+		doc, err := os.ReadFile(scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(edited, []byte(strings.Replace(string(doc), `duration = "10s"`, `duration = "12s"`, 1)), 0o644)
+		first, _ := snapshot(t, filepath.Join("xdssim-out", "tiny"))
+		code, stdout, stderr := runMain(t, "run", edited, "--quiet")
+		if code != exitOK || !regexp.MustCompile(`^xdssim-out/tiny-[0-9a-f]{8}/report\.html$`).MatchString(strings.TrimSpace(stdout)) {
+			t.Errorf("the edited scenario: exit %d, wrote %q, want xdssim-out/tiny-<ID>/report.html\n%s", code, stdout, stderr)
+		}
+		unchanged(t, filepath.Join("xdssim-out", "tiny"), first)
+		if code, again, _ := runMain(t, "run", edited, "--quiet"); code != exitOK || again != stdout {
+			t.Errorf("the edited scenario again: exit %d, wrote %q, want %q", code, again, stdout)
+		}
+	})
+
 	dir := filepath.Join(t.TempDir(), "out")
 	if code, stderr := run("--out", dir); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
@@ -197,6 +215,23 @@ func TestCompareSweepAndMergeRefuseAnotherRunsOutputs(t *testing.T) {
 	}
 	main(t, exitOK, "merge", "shards", "--out", "other", "--overwrite")
 	main(t, exitOK, append(sweep, "--out", "shards", "--shard", "1/2", "--seed", "5", "--overwrite")...)
+
+	// A sweep that may add seeds writes another set than its shards,
+	// which never add any: neither replaces the other's outputs.
+	adaptive := []string{"sweep", scenario, "--seeds", "1", "--max-seeds", "2"}
+	for _, sh := range []string{"0/2", "1/2"} {
+		main(t, exitOK, append(adaptive, "--out", "ashards", "--shard", sh)...)
+	}
+	main(t, exitOK, "merge", "ashards", "--out", "amerged")
+	main(t, exitOK, "merge", "ashards", "--out", "amerged")
+	out = main(t, exitInput, append(adaptive, "--out", "amerged")...)
+	if !strings.Contains(out, "--out amerged: holds the outputs of another run, xdssim merge of outage, seed 1") {
+		t.Errorf("an adaptive sweep over its merged shards' outputs:\n%s", out)
+	}
+	main(t, exitOK, append(adaptive, "--out", "asweep")...)
+	if out = main(t, exitInput, "merge", "ashards", "--out", "asweep"); !strings.Contains(out, "holds the outputs of another run, xdssim sweep of outage") {
+		t.Errorf("merged shards over their adaptive sweep's outputs:\n%s", out)
+	}
 }
 
 // TestDefaultOutNamesWhatMakesTheRunDifferent: the default directory is

@@ -654,8 +654,7 @@ func cmdMerge(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 	if b := stamp.Read(); b != res.Build {
 		res.MergedBy = &b
 	}
-	// What one sweep of these shards' header writes: its identity.
-	if err := dir.claim(sweepIdentity(res.Header), vals.given("overwrite")); err != nil {
+	if err := dir.claim(mergedIdentity(res.Header), vals.given("overwrite")); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "xdssim: merged %d shards of the sweep of %s: %d runs\n", len(files), res.Scenario, len(res.Runs))
@@ -821,6 +820,18 @@ func checkShardOut(flag, out, name string, h sweep.Header, overwrite bool) error
 // determines them (merged shards of it write the same).
 func sweepIdentity(h sweep.Header) runIdentity {
 	return newIdentity("sweep", h.Scenario, []string{h.ScenarioSHA256}, h.Seeds, overrideFlags(h.Sets), h)
+}
+
+// mergedIdentity is the identity of the merged shards of the sweep h:
+// the sweep's own when it adds no seeds, since it then writes what they
+// write, and else one of their own: shards never add seeds
+// (docs/distributed-sweeps.md), so the unsharded sweep would have run
+// more and written another set.
+func mergedIdentity(h sweep.Header) runIdentity {
+	if h.MaxSeeds <= len(h.Seeds) {
+		return sweepIdentity(h)
+	}
+	return newIdentity("merge", h.Scenario, []string{h.ScenarioSHA256}, h.Seeds, overrideFlags(h.Sets), h)
 }
 
 // plainSweep is the ID of the sweep of src's [sweep] table as it is, with

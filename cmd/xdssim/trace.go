@@ -87,6 +87,9 @@ func cmdTrace(vals flagValues, pos []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "xdssim: Chrome trace written to %s (open it at ui.perfetto.dev)\n", f)
 	}
+	// From here the trace is written: --max-cpu no longer stops it, so
+	// that standard output holds all of it or, before, none.
+	beginWriting()
 	if vals.given("json") {
 		return trace.WriteJSONLines(stdout, win.Filter(evs))
 	}
