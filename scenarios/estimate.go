@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/xdssim/xdssim/scenarios/mesh"
 	"slices"
 	"sort"
 	"strings"
@@ -143,6 +144,9 @@ func (s *Scenario) Estimate() Estimate {
 				mem(fmt.Sprintf("control_plane[%d].service[%d].endpoints, change", k, j), fmt.Sprintf("%d endpoints at their peak", eps), eps*perServiceEndpoint)
 			}
 		}
+		if eps, _ := s.meshEndpoints(k); eps > 0 {
+			mem(fmt.Sprintf("control_plane[%d].resources, change[].resources", k), fmt.Sprintf("%d endpoints in its dumps", eps), eps*perServiceEndpoint)
+		}
 	}
 	incidents := int64(len(s.Faults) + len(s.Fleet.Restarts) + len(s.Changes) + len(s.Backends))
 	mem("fault, fleet.restart, change, backend", fmt.Sprintf("%d faults, restarts, changes and backend events", incidents), incidents*perIncident)
@@ -202,8 +206,31 @@ func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 				n, key = eps, fmt.Sprintf("control_plane[%d].service[%d].endpoints", k, j)
 			}
 		}
+		if _, largest := s.meshEndpoints(k); largest > n {
+			n, key = largest, fmt.Sprintf("control_plane[%d].resources", k)
+		}
 	}
 	return n, key
+}
+
+// meshEndpoints counts the endpoints of the ClusterLoadAssignments the
+// control plane k serves from dump files (control_plane[].resources) and
+// may publish (every change's resources, which name dumps only for
+// publish): all of them, and the most one assignment has, which bounds
+// what one client's channel holds of a cluster.
+func (s *Scenario) meshEndpoints(k int) (total, largest int64) {
+	files := slices.Clone(s.ControlPlanes[k].Resources)
+	for _, c := range s.Changes {
+		if c.Action == "publish" {
+			files = append(files, c.Resources...)
+		}
+	}
+	for _, r := range s.resources(files) {
+		n := int64(len(mesh.Endpoints(r)))
+		total += n
+		largest = max(largest, n)
+	}
+	return total, largest
 }
 
 // peakEndpoints bounds the endpoints the service has at once over the

@@ -73,6 +73,25 @@ type costClass struct {
 	// XDSSIM_LONG_CALIBRATION=1.
 	small, long int
 	gen         func(n int) string
+	// files, if set, are the files the scenario names (a dump), by
+	// name, written beside it.
+	files func(n int) map[string]string
+}
+
+// meshDump is a dump of plain resources: one API listener "svc:1", its
+// route, an EDS cluster and its ClusterLoadAssignment of n endpoints.
+func meshDump(n int) string {
+	var eps strings.Builder
+	for i := range n {
+		if i > 0 {
+			eps.WriteByte(',')
+		}
+		fmt.Fprintf(&eps, `{"endpoint":{"address":{"socketAddress":{"address":"10.%d.%d.%d","portValue":8080}}},"healthStatus":"HEALTHY"}`, i>>16, i>>8&255, i&255)
+	}
+	return `[{"@type":"type.googleapis.com/envoy.config.listener.v3.Listener","name":"svc:1","apiListener":{"apiListener":{"@type":"type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager","rds":{"configSource":{"ads":{},"resourceApiVersion":"V3"},"routeConfigName":"svc:1"},"httpFilters":[{"name":"envoy.filters.http.router","typedConfig":{"@type":"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}]}}},
+{"@type":"type.googleapis.com/envoy.config.route.v3.RouteConfiguration","name":"svc:1","virtualHosts":[{"name":"svc:1","domains":["svc:1"],"routes":[{"match":{"prefix":"/"},"route":{"cluster":"c"}}]}]},
+{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"c","type":"EDS","edsClusterConfig":{"edsConfig":{"ads":{},"resourceApiVersion":"V3"},"serviceName":"c"},"lbPolicy":"ROUND_ROBIN"},
+{"@type":"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment","clusterName":"c","endpoints":[{"locality":{"region":"r","zone":"z"},"lbEndpoints":[` + eps.String() + `]}]}]`
 }
 
 // fleetOf is a scenario of one control plane serving services of eps
@@ -106,41 +125,44 @@ func spreadAt(i int) string { return fmt.Sprintf("%dms", 1000+i*37%110_000) }
 var costClasses = []costClass{
 	{"services × endpoints (4 services, 10 clients)", 10_000, 100_000, func(n int) string {
 		return fleetOf("2m", n, 10, "a", "b", "c", "d")
-	}},
-	{"endpoints × clients (1 service of 20 000)", 20, 200, func(n int) string { return fleetOf("2m", 20_000, n) }},
+	}, nil},
+	{"endpoints × clients (1 service of 20 000)", 20, 200, func(n int) string { return fleetOf("2m", 20_000, n) }, nil},
 	{"scale_endpoints (10 clients)", 20_000, 100_000, func(n int) string {
 		return fleetOf("2m", 3, 10) + fmt.Sprintf("[[change]]\nat = \"30s\"\naction = \"scale_endpoints\"\nservice = \"svc\"\ncount = %d\n", n)
-	}},
+	}, nil},
 	{"replace_endpoints (10 clients)", 10_000, 30_000, func(n int) string {
 		return fleetOf("2m", n, 10) + fmt.Sprintf("[[change]]\nat = \"30s\"\naction = \"replace_endpoints\"\nservice = \"svc\"\ncount = %d\n", n)
-	}},
+	}, nil},
 	{"backend events of 10 000 backends (10 clients)", 50, 300, func(n int) string {
 		return withTables(fleetOf("2m", 10_000, 10), n, func(i int) string {
 			return fmt.Sprintf("[[backend]]\nat = %q\naction = \"down\"\nservice = \"svc\"\ncount = 10000\nduration = \"1s\"\n", spreadAt(i))
 		})
-	}},
+	}, nil},
 	{"service name bytes (40 clients)", 10_000, 100_000, func(n int) string {
 		return fleetOf("2m", 3, 40, strings.Repeat("s", n))
-	}},
+	}, nil},
 	{"group name bytes (1 000 clients)", 1_000, 10_000, func(n int) string {
 		return strings.Replace(fleetOf("2m", 3, 1000), "[[fleet.group]]\n", fmt.Sprintf("[[fleet.group]]\nname = %q\n", strings.Repeat("g", n)), 1)
-	}},
+	}, nil},
 	{"faults (10 clients)", 2_000, 20_000, func(n int) string {
 		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
 			return fmt.Sprintf("[[fault]]\nkind = \"server-down\"\nat = %q\nduration = \"50ms\"\n", spreadAt(i))
 		})
-	}},
+	}, nil},
 	{"restarts (10 clients)", 1_000, 20_000, func(n int) string {
 		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
 			return fmt.Sprintf("[[fleet.restart]]\nat = %q\nfraction = 0.1\ndowntime = \"50ms\"\n", spreadAt(i))
 		})
-	}},
+	}, nil},
+	{"own-mesh endpoints in a dump (50 clients)", 40_000, 100_000, func(n int) string {
+		return "duration = \"1m\"\n[[control_plane]]\nname = \"cp\"\nresources = [\"dump.json\"]\n[[fleet.group]]\nclients = 50\ntargets = [\"svc:1\"]\n"
+	}, func(n int) map[string]string { return map[string]string{"dump.json": meshDump(n)} }},
 	{"changes (10 clients)", 1_000, 20_000, func(n int) string {
 		return withTables(fleetOf("2m", 3, 10), n, func(i int) string {
 			return fmt.Sprintf("[[change]]\nat = %q\naction = \"set_health\"\nservice = \"svc\"\ncount = 1\nhealth = %q\n",
 				spreadAt(i), [2]string{"UNHEALTHY", "HEALTHY"}[i%2])
 		})
-	}},
+	}, nil},
 }
 
 // TestTheEstimateCoversEveryCostClass runs a scenario of each cost class
@@ -158,6 +180,13 @@ func TestTheEstimateCoversEveryCostClass(t *testing.T) {
 				n = c.long
 			}
 			f := writeScenario(t, c.gen(n))
+			if c.files != nil {
+				for name, doc := range c.files(n) {
+					if err := os.WriteFile(filepath.Join(filepath.Dir(f), name), []byte(doc), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			s, err := scenarios.Load(f, nil)
 			if err != nil {
 				t.Fatal(err)
