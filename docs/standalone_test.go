@@ -110,7 +110,7 @@ func TestPrivateCitationPatterns(t *testing.T) {
 		// The citations are split so that this file does not cite.
 		{"see .." + "/shared/notes for it", true},
 		{"(DESIGN" + ".md, Determinism)", true},
-		{"(notes/xdsclient-" + "behavior.md §5)", true},
+		{"(notes/" + "xdsclient-" + "behavior.md §5)", true},
 		{"`notes/" + "dependencies.md`", true},
 		{"Reference: notes " + "§8.1", true},
 		{"grpc-go (Notes " + "§6)", true},
