@@ -219,3 +219,27 @@ func TestKNConstantsMatchTheirDefinition(t *testing.T) {
 		t.Errorf("schedule(5, 59) = %v", got)
 	}
 }
+
+// TestOnlyBetterUndecidedSaysWhatKeepsThePickOpen: a pick that the
+// selection did not separate only from better settings whose constraints
+// are undecided is open for that reason alone; one still tied with a
+// setting known to meet them, a separated pick and no pick are not.
+func TestOnlyBetterUndecidedSaysWhatKeepsThePickOpen(t *testing.T) {
+	var r Result
+	for _, tt := range []struct {
+		name string
+		p    Pick
+		want bool
+	}{
+		{"the only survivor beside it is better and undecided", Pick{Best: 0, Survivors: []int{0, 1}, Better: []int{1}}, true},
+		{"two undecided better survivors", Pick{Best: 2, Survivors: []int{0, 1, 2}, Better: []int{0, 1}}, true},
+		{"a survivor known to meet the constraints", Pick{Best: 0, Survivors: []int{0, 1, 2}, Better: []int{1}}, false},
+		{"separated", Pick{Best: 0, Survivors: []int{0, 1}, Better: []int{1}, Separated: true}, false},
+		{"no other survivor", Pick{Best: 0, Survivors: []int{0}, Better: []int{1}}, false},
+		{"no pick", Pick{Best: -1, Survivors: []int{0, 1}, Better: []int{1}}, false},
+	} {
+		if got := r.OnlyBetterUndecided(tt.p); got != tt.want {
+			t.Errorf("%s: OnlyBetterUndecided = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
