@@ -294,6 +294,9 @@ func parseFlags(name string, args []string, run bool) (*runFlags, error) {
 	default:
 		return nil, badInput("--%s: expected a value, found an empty one", empty)
 	}
+	if err := startCPUWatch(f.given["max-cpu"], f.maxCPU); err != nil {
+		return nil, err
+	}
 	sets, err := seedOverride(f.given["seed"], f.seed, f.sets)
 	if err != nil {
 		return nil, err

@@ -58,15 +58,8 @@ func (c *command) invoke(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// --max-cpu bounds the whole command, loading a scenario and planning
-	// a grid included, so its watch starts first; parseLimits refuses a
-	// bad value.
-	if vals.given("max-cpu") {
-		if d, err := time.ParseDuration(vals.last("max-cpu")); err == nil && d > 0 {
-			if _, ok := processCPU(); ok {
-				watchCPU(d)
-			}
-		}
+	if err := startCPUWatch(vals.given("max-cpu"), vals.last("max-cpu")); err != nil {
+		return err
 	}
 	return c.exec(vals, pos, stdout, stderr)
 }

@@ -84,14 +84,37 @@ func (m memoryFacts) addressSpaceBound() int64 {
 }
 
 // parseLimits reads --max-memory, --max-events, --max-cpu and --force,
-// with what the kernel says of this process's memory, and starts the
-// watch of --max-cpu.
+// with what the kernel says of this process's memory. The watch of
+// --max-cpu started earlier (startCPUWatch).
 func parseLimits(f *runFlags) (limits, error) {
-	l, err := parseLimitsWith(f, readMemory())
-	if err == nil && l.cpu > 0 {
-		watchCPU(l.cpu)
+	return parseLimitsWith(f, readMemory())
+}
+
+// startCPUWatch starts the watch of --max-cpu when given (value v) as
+// soon as the flags are parsed: it bounds the whole command, loading a
+// scenario and planning a grid included.
+func startCPUWatch(given bool, v string) error {
+	if !given {
+		return nil
 	}
-	return l, err
+	d, err := parseMaxCPU(v)
+	if err == nil && d > 0 {
+		watchCPU(d)
+	}
+	return err
+}
+
+// parseMaxCPU reads a --max-cpu value: a duration of CPU time, 0 for no
+// bound.
+func parseMaxCPU(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, badInput("--max-cpu %q: expected a duration of CPU time such as 90s or 10m, 0 for no bound", v)
+	}
+	if _, ok := processCPU(); !ok && d > 0 {
+		return 0, badInput("--max-cpu: this system does not tell a process its CPU time")
+	}
+	return d, nil
 }
 
 // parseLimitsWith reads the flags against the memory facts m. The memory
@@ -133,12 +156,9 @@ func parseLimitsWith(f *runFlags, m memoryFacts) (limits, error) {
 		l.events = n
 	}
 	if f.given["max-cpu"] {
-		d, err := time.ParseDuration(f.maxCPU)
-		if err != nil || d < 0 {
-			return l, badInput("--max-cpu %q: expected a duration of CPU time such as 90s or 10m, 0 for no bound", f.maxCPU)
-		}
-		if _, ok := processCPU(); !ok && d > 0 {
-			return l, badInput("--max-cpu: this system does not tell a process its CPU time")
+		d, err := parseMaxCPU(f.maxCPU)
+		if err != nil {
+			return l, err
 		}
 		l.cpu = d
 	}

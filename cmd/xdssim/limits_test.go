@@ -263,6 +263,14 @@ func TestARunThatWouldNotFitItsAddressSpaceIsRefusedNotCrashed(t *testing.T) {
 // touched.
 func TestMaxCPUStopsTheCommandSoonAfterTheBound(t *testing.T) {
 	dir := t.TempDir()
+	// A scenario whose dump of 300 000 endpoints takes seconds to load.
+	mesh := filepath.Join(dir, "mesh.toml")
+	if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(meshDump(300_000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mesh, []byte("duration = \"1m\"\n[[control_plane]]\nname = \"cp\"\nresources = [\"dump.json\"]\n[[fleet.group]]\nclients = 1\ntargets = [\"svc:1\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -270,6 +278,7 @@ func TestMaxCPUStopsTheCommandSoonAfterTheBound(t *testing.T) {
 	}{
 		{"a run", []string{"run", "reconnect-storm", "--max-cpu", "300ms", "--quiet", "--out", filepath.Join(dir, "run")}, exitEventLimit},
 		{"a sweep", []string{"sweep", "reconnect-storm", "--param", "fleet.group[0].clients=4000,5000", "--max-cpu", "300ms", "--out", filepath.Join(dir, "sweep")}, exitEventLimit},
+		{"a run still loading its scenario", []string{"run", mesh, "--max-cpu", "300ms", "--quiet", "--out", filepath.Join(dir, "mesh")}, exitEventLimit},
 		{"a sweep still checking its grid", []string{"sweep", "default", "--param", "fleet.group[0].clients=1..200:200", "--param", "fleet.group[1].clients=1..100:100", "--seeds", "1", "--max-seeds", "1", "--max-cpu", "300ms", "--out", filepath.Join(dir, "grid")}, exitEventLimit},
 		{"a run with CPU to spare", []string{"run", tinyScenario(t), "--max-cpu", "1m", "--quiet", "--out", filepath.Join(dir, "tiny")}, exitOK},
 	}
