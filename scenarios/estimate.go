@@ -110,6 +110,12 @@ func (s *Scenario) Estimate() Estimate {
 	for _, r := range s.Fleet.Restarts {
 		restarts += r.Fraction
 	}
+	// The endpoints of each control plane's dumps: all, and the most one
+	// assignment has.
+	meshEps := make([][2]int64, len(s.ControlPlanes))
+	for k := range s.ControlPlanes {
+		meshEps[k][0], meshEps[k][1] = s.meshEndpoints(k)
+	}
 	for i, g := range s.Fleet.Groups {
 		p := fmt.Sprintf("fleet.group[%d]", i)
 		clients := int64(g.Clients)
@@ -119,7 +125,7 @@ func (s *Scenario) Estimate() Estimate {
 		}
 		insts := clients * targets
 		mem(p+".clients", fmt.Sprintf("%d clients × %d target(s)", clients, targets), clients*perClient+insts*perInstance)
-		if eps, key := s.targetEndpoints(&g); eps > 0 && insts > 0 {
+		if eps, key := s.targetEndpoints(&g, meshEps); eps > 0 && insts > 0 {
 			mem(key+", "+p+".clients", fmt.Sprintf("%d instances × %d endpoints", insts, eps), insts*eps*perEndpointView)
 		}
 		mem(p+".start_times", fmt.Sprintf("%d start times", len(g.StartTimes)), int64(len(g.StartTimes))*8)
@@ -144,7 +150,7 @@ func (s *Scenario) Estimate() Estimate {
 				mem(fmt.Sprintf("control_plane[%d].service[%d].endpoints, change", k, j), fmt.Sprintf("%d endpoints at their peak", eps), eps*perServiceEndpoint)
 			}
 		}
-		if eps, _ := s.meshEndpoints(k); eps > 0 {
+		if eps := meshEps[k][0]; eps > 0 {
 			mem(fmt.Sprintf("control_plane[%d].resources, change[].resources", k), fmt.Sprintf("%d endpoints in its dumps", eps), eps*perServiceEndpoint)
 		}
 	}
@@ -190,9 +196,10 @@ func (s *Scenario) Estimate() Estimate {
 }
 
 // targetEndpoints is the largest number of endpoints any service the
-// group targets has, over its clusters, and the key of that service's
-// endpoints.
-func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
+// group targets has, over its clusters, or one assignment of its servers'
+// dumps has (meshEps, per control plane: all, and the most in one), and
+// the key that gives it.
+func (s *Scenario) targetEndpoints(g *Group, meshEps [][2]int64) (n int64, key string) {
 	for _, name := range g.Servers {
 		k := s.controlPlaneIndex(name)
 		if k < 0 {
@@ -206,7 +213,7 @@ func (s *Scenario) targetEndpoints(g *Group) (n int64, key string) {
 				n, key = eps, fmt.Sprintf("control_plane[%d].service[%d].endpoints", k, j)
 			}
 		}
-		if _, largest := s.meshEndpoints(k); largest > n {
+		if largest := meshEps[k][1]; largest > n {
 			n, key = largest, fmt.Sprintf("control_plane[%d].resources", k)
 		}
 	}
@@ -226,7 +233,7 @@ func (s *Scenario) meshEndpoints(k int) (total, largest int64) {
 		}
 	}
 	for _, r := range s.resources(files) {
-		n := int64(len(mesh.Endpoints(r)))
+		n := int64(mesh.EndpointCount(r))
 		total += n
 		largest = max(largest, n)
 	}

@@ -110,6 +110,7 @@ func runCases(ctx context.Context, dir, match, out string, parallel int) ([]*fid
 		run(i)
 		// A real storm slower than the simulation's may be the machine's
 		// doing: run again, and compare the fastest (fidelity.StormRuns).
+		// -out keeps the last run's transcripts.
 		runs := []*fidelity.Result{results[i]}
 		for errs[i] == nil && len(runs) < fidelity.StormRuns && runs[len(runs)-1].SlowStormOnly() {
 			run(i)

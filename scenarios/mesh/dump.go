@@ -365,6 +365,20 @@ func Endpoints(r Resource) []Endpoint {
 	return out
 }
 
+// EndpointCount returns how many endpoints r has when it is a
+// ClusterLoadAssignment (len(Endpoints(r)), without building them).
+func EndpointCount(r Resource) int {
+	cla, ok := r.Message.(*endpointpb.ClusterLoadAssignment)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, loc := range cla.GetEndpoints() {
+		n += len(loc.GetLbEndpoints())
+	}
+	return n
+}
+
 // NameOf returns the name of an envoy resource message: a
 // ClusterLoadAssignment's cluster_name, the others' name, as
 // go-control-plane's cache names them.
