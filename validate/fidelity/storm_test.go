@@ -47,8 +47,9 @@ func TestStormsAreRunsOfBackToBackNACKs(t *testing.T) {
 }
 
 // The case's storms are compared together: the same storms per client in
-// both runs, and their common rate within 25 % of the real one.
-func TestStormRatesAreComparedWithin25Percent(t *testing.T) {
+// both runs, and their common rate within StormTolerance (30 %) of the
+// real one.
+func TestStormRatesAreComparedWithinTheTolerance(t *testing.T) {
 	real := map[string][]Storm{"a": {{Type: "CDS", NACKs: 1001, First: 0, Last: time.Second}}} // 1000/s
 	for _, tt := range []struct {
 		name string
@@ -57,8 +58,8 @@ func TestStormRatesAreComparedWithin25Percent(t *testing.T) {
 		want string
 	}{
 		{"20 % faster", []Storm{{Type: "CDS", NACKs: 1201, Last: time.Second}}, true, ""},
-		{"24 % slower", []Storm{{Type: "CDS", NACKs: 761, Last: time.Second}}, true, ""},
-		{"30 % faster", []Storm{{Type: "CDS", NACKs: 1301, Last: time.Second}}, false, "sim 1300 NACKs/s, real 1000 NACKs/s: +30 %, tolerance ±25 % (the machine's load average 1.00 on 2 CPUs when the run ended)"},
+		{"29 % slower", []Storm{{Type: "CDS", NACKs: 711, Last: time.Second}}, true, ""},
+		{"35 % faster", []Storm{{Type: "CDS", NACKs: 1351, Last: time.Second}}, false, "sim 1350 NACKs/s, real 1000 NACKs/s: +35 %, tolerance ±30 % (the machine's load average 1.00 on 2 CPUs when the run ended)"},
 		{"another type", []Storm{{Type: "LDS", NACKs: 1001, Last: time.Second}}, false, "a: sim has LDS (1001 NACKs), real has CDS (1001 NACKs)"},
 		{"none", nil, false, "a: sim has (nothing), real has CDS (1001 NACKs)"},
 	} {

@@ -10,7 +10,7 @@ import (
 // per comparison, as docs/model-fidelity.md shows it.
 func Table(results []*Result) string {
 	var b strings.Builder
-	b.WriteString("| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | NACK storms (rate ±25 %) | Own resources: final status | RPCs per cluster and locality | Tolerance | Result |\n")
+	fmt.Fprintf(&b, "| Case | xDS messages (exact) | Failure windows | Resource timers | Fallback switches | Connections in blackholes | NACK storms (rate ±%.0f %%) | Own resources: final status | RPCs per cluster and locality | Tolerance | Result |\n", 100*StormTolerance)
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		verdict := "pass"
