@@ -723,7 +723,7 @@ func (w *world) downCause(ii uint32, r *rpc) dataplane.Cause {
 	g := &w.cfg.Groups[w.clients[inst.client].group]
 	srv := 0 // the highest-priority active server (gRFC A71)
 	for s := 0; s < int(inst.nconns) && inst.xds != nil; s++ {
-		if inst.xds.Metrics(s).Active {
+		if inst.xds.Active(s) {
 			srv = s
 			break
 		}

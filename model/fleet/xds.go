@@ -246,7 +246,7 @@ func (w *world) checkFallback(ii uint32) {
 	}
 	active := 0
 	for s := int(inst.nconns) - 1; s >= 1; s-- {
-		if inst.xds.Metrics(s).Active {
+		if inst.xds.Active(s) {
 			active = s
 		}
 	}

@@ -298,19 +298,34 @@ func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 
 // ReadPaused reports whether server's ADS stream is waiting for watchers
 // (or is stalled) and must not be read.
-func (c *Client) ReadPaused(server int) bool { return c.channel(server).readPaused }
+func (c *Client) ReadPaused(server int) bool {
+	ch := c.channels[server]
+	return ch != nil && ch.readPaused
+}
 
 // Connected reports the gRFC A78 grpc.xds_client.connected gauge of server:
 // its channel exists and its ADS stream is connected. It is
 // Metrics(server).Connected without the copy.
 func (c *Client) Connected(server int) bool {
-	ch := c.channel(server)
-	return ch.refs > 0 && ch.connected
+	ch := c.channels[server]
+	return ch != nil && ch.refs > 0 && ch.connected
+}
+
+// Active reports whether the client holds a channel to server: some
+// authority uses it (gRFC A71: the primary, or a fallback server in use).
+// It is Metrics(server).Active without the copy. Asking creates no state:
+// a server the client never used has none.
+func (c *Client) Active(server int) bool {
+	ch := c.channels[server]
+	return ch != nil && ch.refs > 0
 }
 
 // Metrics returns the gRFC A78 metrics of server.
 func (c *Client) Metrics(server int) ServerMetrics {
-	ch := c.channel(server)
+	ch := c.channels[server]
+	if ch == nil {
+		return ServerMetrics{} // never used: nothing counted, not active
+	}
 	m := ch.metrics
 	m.Active = ch.refs > 0
 	m.Connected = m.Active && ch.connected
