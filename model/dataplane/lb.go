@@ -166,19 +166,56 @@ func (ch *Channel) Config() *Config { return ch.cfg }
 // test that wants a fixed start). Setting nil drops the config and every
 // connection.
 func (ch *Channel) SetConfig(cfg *Config, now sim.Time, r *sim.Rand) {
+	ch.SetConfigWith(cfg, now, r, nil)
+}
+
+// A Scratch holds the buffers SetConfigWith builds a channel's new state
+// in before it copies it into the channel's own, so that a config update
+// allocates nothing once the buffers and the channel's slices have grown
+// to the config's size. A world keeps one for all its channels; it is not
+// safe for concurrent use.
+type Scratch struct {
+	cls     []clusterLB
+	subs    []subchannel
+	next    []int
+	prios   []priority
+	started []startedSub
+}
+
+// SetConfigWith is SetConfig with the buffers of s (nil: fresh ones).
+// The new state of every cluster is built first, reading the old one,
+// then copied over the old one's storage.
+func (ch *Channel) SetConfigWith(cfg *Config, now sim.Time, r *sim.Rand, s *Scratch) {
 	if cfg == ch.cfg {
 		return
 	}
-	var cls []clusterLB
-	lr := false
-	if cfg != nil {
-		cls = make([]clusterLB, len(cfg.Clusters))
-		for ci := range cfg.Clusters {
-			cls[ci] = ch.rebuild(&cfg.Clusters[ci], now, r)
-			lr = lr || cfg.Clusters[ci].LB == LeastRequest
-		}
+	if cfg == nil {
+		ch.cfg, ch.cls, ch.leastRequest = nil, nil, false
+		return
 	}
-	ch.cfg, ch.cls, ch.leastRequest = cfg, cls, lr
+	if s == nil {
+		s = new(Scratch)
+	}
+	s.cls, s.subs, s.next, s.prios = s.cls[:0], s.subs[:0], s.next[:0], s.prios[:0]
+	lr := false
+	for ci := range cfg.Clusters {
+		s.cls = append(s.cls, ch.rebuild(&cfg.Clusters[ci], now, r, s))
+		lr = lr || cfg.Clusters[ci].LB == LeastRequest
+	}
+	n := len(cfg.Clusters)
+	if cap(ch.cls) < n {
+		ch.cls = append(ch.cls[:cap(ch.cls)], make([]clusterLB, n-cap(ch.cls))...)
+	}
+	ch.cls = ch.cls[:n]
+	for ci := range s.cls {
+		src, dst := &s.cls[ci], &ch.cls[ci]
+		dst.subs = append(dst.subs[:0], src.subs...)
+		dst.next = append(dst.next[:0], src.next...)
+		dst.prios = append(dst.prios[:0], src.prios...)
+		dst.pf = src.pf
+	}
+	clear(s.cls)
+	ch.cfg, ch.leastRequest = cfg, lr
 }
 
 // rebuild makes the state of cluster c from the state the channel has
@@ -198,14 +235,17 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time, r *sim.Rand) {
 // does: an update keeps each locality's cursor modulo its new size
 // (ReadyPicker.nextIndex: index.getAndIncrement() % size, the sequence
 // kept across updates), and a locality the update adds draws its own.
-func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
+//
+// Its state lives in the buffers of s, appended, for SetConfigWith to
+// copy.
+func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand, s *Scratch) clusterLB {
 	var old *clusterLB
 	if ch.cfg != nil {
 		if k := ch.cfg.ClusterIndex(c.Name); k >= 0 {
 			old = &ch.cls[k]
 		}
 	}
-	st := clusterLB{subs: make([]subchannel, len(c.Endpoints)), next: make([]int, len(c.Localities)), prios: make([]priority, c.Priorities)}
+	st := clusterLB{subs: grow(&s.subs, len(c.Endpoints)), next: grow(&s.next, len(c.Localities)), prios: grow(&s.prios, c.Priorities)}
 	drawn := 0 // the localities whose cursor the old state gives
 	if old != nil {
 		copy(st.prios, old.prios)
@@ -231,8 +271,9 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 	// are few, else through an index of them sorted by backend, so that
 	// an update of a cluster of n endpoints costs n log n, not n².
 	var started []startedSub
-	if old != nil && len(old.subs)*len(c.Endpoints) > scanLimit {
-		started = make([]startedSub, 0, len(old.subs))
+	indexed := old != nil && len(old.subs)*len(c.Endpoints) > scanLimit
+	if indexed {
+		started = s.started[:0]
 		for k, o := range old.subs {
 			if o.nextAttempt != notStarted {
 				started = append(started, startedSub{o.backend, uint32(k)})
@@ -241,6 +282,7 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 		slices.SortFunc(started, func(a, b startedSub) int {
 			return cmp.Or(cmp.Compare(a.backend, b.backend), cmp.Compare(a.index, b.index))
 		})
+		s.started = started
 	}
 	for i, e := range c.Endpoints {
 		next := notStarted
@@ -250,7 +292,7 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 		st.subs[i] = subchannel{backend: e.Backend, nextAttempt: next}
 		switch {
 		case old == nil:
-		case started != nil:
+		case indexed:
 			k, ok := slices.BinarySearchFunc(started, e.Backend, func(s startedSub, b uint32) int { return cmp.Compare(s.backend, b) })
 			if ok {
 				st.subs[i] = old.subs[started[k].index]
@@ -273,6 +315,15 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand) clusterLB {
 		}
 	}
 	return st
+}
+
+// grow appends n zero elements to *buf and returns them.
+func grow[T any](buf *[]T, n int) []T {
+	k := len(*buf)
+	*buf = slices.Grow(*buf, n)[:k+n]
+	t := (*buf)[k : k+n : k+n]
+	clear(t)
+	return t
 }
 
 // scanLimit is the most old × new subchannels rebuild compares one by one;

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -41,7 +42,8 @@ func TestAnUpdateKeepsTheFirstStartedSubchannelOfEachBackend(t *testing.T) {
 					ch.cls[0].subs[i].nextAttempt = notStarted
 				}
 			}
-			prev := ch.cls[0]
+			// A copy: the update reuses the channel's storage.
+			prev := clusterLB{subs: slices.Clone(ch.cls[0].subs)}
 			// The update: some of the old backends, in another order, and
 			// new ones.
 			upd := make([]uint32, n)
@@ -88,5 +90,46 @@ func BenchmarkUpdateOfALargeCluster(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/endpoint")
 		})
+	}
+}
+
+// TestAConfigUpdateAllocatesNothingOnceGrown: a channel that switches
+// between configs of the same shape, with a world's scratch, allocates
+// nothing, and ends in the state a fresh channel given the same updates
+// (without scratch) ends in.
+func TestAConfigUpdateAllocatesNothingOnceGrown(t *testing.T) {
+	a := &Config{Clusters: []Cluster{clusterOf([]uint32{0, 1, 2, 3, 4, 5}), clusterOf([]uint32{6, 7})}}
+	b := &Config{Clusters: []Cluster{clusterOf([]uint32{5, 4, 9, 3, 8, 1}), clusterOf([]uint32{7, 6})}}
+	a.Clusters[1].Name, b.Clusters[1].Name = "d", "d"
+	cfgAt := func(now sim.Time) *Config {
+		if now%2 == 0 {
+			return b
+		}
+		return a
+	}
+	var ch Channel
+	var s Scratch
+	r := sim.NewStream(1, "c")
+	now := sim.Time(0)
+	step := func() {
+		now++
+		ch.SetConfigWith(cfgAt(now), now, r, &s)
+	}
+	for range 4 {
+		step()
+	}
+	if n := testing.AllocsPerRun(100, step); n != 0 {
+		t.Errorf("a config update allocates %v times, want 0", n)
+	}
+	var fresh Channel
+	rf := sim.NewStream(1, "c")
+	for at := sim.Time(1); at <= now; at++ {
+		fresh.SetConfig(cfgAt(at), at, rf)
+	}
+	for ci := range ch.cls {
+		got, want := ch.cls[ci], fresh.cls[ci]
+		if !slices.Equal(got.subs, want.subs) || !slices.Equal(got.next, want.next) || !slices.Equal(got.prios, want.prios) || got.pf != want.pf {
+			t.Errorf("cluster %d: state %+v, a fresh channel's %+v", ci, got, want)
+		}
 	}
 }

@@ -120,7 +120,7 @@ func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
 	if after, ok := cfg.ServiceTime(ci, &w.backends); !ok || after != before {
 		return false // settleSteady reads the service time of the config it ends on
 	}
-	inst.ch.SetConfig(cfg, w.kernel.Now(), w.clients[inst.client].rng)
+	inst.ch.SetConfigWith(cfg, w.kernel.Now(), w.clients[inst.client].rng, &w.lbScratch)
 	if !w.steadyEligible(ii) {
 		w.leaveSteady(ii)
 	}

@@ -96,6 +96,8 @@ type world struct {
 	decoded decodeCache
 	xq      effectQueue
 	effects xdsclient.Effects // the XdsClients' shared effect buffer
+	// lbScratch holds the buffers a channel's new config is built in.
+	lbScratch dataplane.Scratch
 	// The arrays of the connections' message queues (conn.go spares).
 	outSpares spares[outbound]
 	inSpares  spares[inbound]

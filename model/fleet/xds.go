@@ -384,7 +384,7 @@ func (w *world) rederive(ii uint32) {
 			break // switched without ending the bulk run first (steady.go)
 		}
 		w.leaveSteady(ii)
-		inst.ch.SetConfig(cfg, w.kernel.Now(), w.clients[inst.client].rng)
+		inst.ch.SetConfigWith(cfg, w.kernel.Now(), w.clients[inst.client].rng, &w.lbScratch)
 		w.configChanged(ii)
 	case w.resolverFailed(ii):
 		// An error took the listener or route away (gRFC A88
