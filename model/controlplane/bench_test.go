@@ -24,7 +24,7 @@ func benchFleet(b *testing.B, k cp.CacheKind) *cp.Server {
 			b.Fatal(err)
 		}
 		for typ := cp.LDS; typ < cp.NumTypes; typ++ {
-			rs, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: typ.TypeURL(), ResourceNames: subs[typ]})
+			rs, err := s.Handle(0, id, cp.RequestOf(&discoverypb.DiscoveryRequest{TypeUrl: typ.TypeURL(), ResourceNames: subs[typ]}))
 			if err != nil || len(rs) != 1 {
 				b.Fatalf("subscribe: %d responses, %v", len(rs), err)
 			}
@@ -38,9 +38,9 @@ func benchFleet(b *testing.B, k cp.CacheKind) *cp.Server {
 func ack(b *testing.B, s *cp.Server, rs []cp.Response, names []string) {
 	for _, r := range rs {
 		m := r.Message
-		more, err := s.Handle(0, r.Stream, &discoverypb.DiscoveryRequest{
+		more, err := s.Handle(0, r.Stream, cp.RequestOf(&discoverypb.DiscoveryRequest{
 			VersionInfo: m.GetVersionInfo(), ResourceNames: names, TypeUrl: m.GetTypeUrl(), ResponseNonce: m.GetNonce(),
-		})
+		}))
 		if err != nil || len(more) != 0 {
 			b.Fatalf("ACK: %d responses, %v", len(more), err)
 		}
@@ -115,7 +115,7 @@ func BenchmarkEDSUpdatePartialFanout(b *testing.B) {
 				name := fmt.Sprintf("s%d", int(id)%services)
 				subs := [cp.NumTypes][]string{{name}, {name + "-route"}, {name + "-cluster"}, {name + "-cluster"}}
 				for typ := cp.LDS; typ < cp.NumTypes; typ++ {
-					rs, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: typ.TypeURL(), ResourceNames: subs[typ]})
+					rs, err := s.Handle(0, id, cp.RequestOf(&discoverypb.DiscoveryRequest{TypeUrl: typ.TypeURL(), ResourceNames: subs[typ]}))
 					if err != nil || len(rs) != 1 {
 						b.Fatalf("subscribe: %d responses, %v", len(rs), err)
 					}

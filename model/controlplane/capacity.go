@@ -2,8 +2,6 @@ package controlplane
 
 import (
 	"github.com/xdssim/xdssim/sim"
-
-	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
 // Capacity is a server's processing capacity: how fast it serves
@@ -55,7 +53,7 @@ type Job struct {
 type job struct {
 	Job
 	st   *stream // the stream it came on; the id may be reused later
-	req  *discoverypb.DiscoveryRequest
+	req  Request
 	done bool
 }
 
@@ -84,7 +82,7 @@ func newWorkQueue(c Capacity, r *sim.Rand) *workQueue {
 }
 
 // enqueue queues req from stream st arriving at now.
-func (q *workQueue) enqueue(now sim.Time, st *stream, req *discoverypb.DiscoveryRequest) Job {
+func (q *workQueue) enqueue(now sim.Time, st *stream, req Request) Job {
 	start := now
 	if len(q.free) > 0 && q.free[0] > now {
 		start = q.free[0]
@@ -134,7 +132,7 @@ func (q *workQueue) take(id JobID) (job, bool) {
 	}
 	out := *j
 	j.done = true
-	j.st, j.req = nil, nil
+	j.st, j.req = nil, Request{}
 	// Completed jobs leave the front; the slice is compacted once the
 	// completed prefix is at least half of it, so each job is moved O(1)
 	// times on average.

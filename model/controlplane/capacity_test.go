@@ -24,7 +24,7 @@ func TestBurstQueuesOnWorkers(t *testing.T) {
 	for id := cp.StreamID(1); id <= n; id++ {
 		c := newClient(t, s, id)
 		c.names[cp.LDS] = []string{"a"}
-		j, err := s.Receive(0, id, c.request(cp.LDS, nil))
+		j, err := s.Receive(0, id, cp.RequestOf(c.request(cp.LDS, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestStreamRequestsStayInOrder(t *testing.T) {
 	var prev sim.Time
 	for i := 0; i < 200; i++ {
 		c.names[cp.EDS] = []string{"a-cluster"}
-		j, err := s.Receive(sim.Time(i)*sim.Time(time.Millisecond), 1, c.request(cp.EDS, nil))
+		j, err := s.Receive(sim.Time(i)*sim.Time(time.Millisecond), 1, cp.RequestOf(c.request(cp.EDS, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestClosedStreamDropsQueuedRequests(t *testing.T) {
 		Capacity: cp.Capacity{Workers: 1, ServiceTime: sim.Constant(time.Second)}})
 	c := newClient(t, s, 1)
 	c.names[cp.LDS] = []string{"a"}
-	j, _ := s.Receive(0, 1, c.request(cp.LDS, nil))
+	j, _ := s.Receive(0, 1, cp.RequestOf(c.request(cp.LDS, nil)))
 	s.CloseStream(sim.Time(time.Millisecond), 1)
 	if err := s.OpenStream(sim.Time(2*time.Millisecond), 1); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestUnlimitedWorkers(t *testing.T) {
 	s := mustNew(t, cp.Config{Name: "p", Capacity: cp.Capacity{ServiceTime: sim.Constant(5 * time.Millisecond)}})
 	for id := cp.StreamID(1); id <= 10; id++ {
 		c := newClient(t, s, id)
-		j, _ := s.Receive(0, id, c.request(cp.LDS, nil))
+		j, _ := s.Receive(0, id, cp.RequestOf(c.request(cp.LDS, nil)))
 		if j.Start != 0 || j.Done != sim.Time(5*time.Millisecond) {
 			t.Errorf("job %+v", j)
 		}
@@ -171,7 +171,7 @@ func TestProcessingTimeAddsToTheServiceTime(t *testing.T) {
 			for id := cp.StreamID(1); id <= 2; id++ {
 				c := newClient(t, s, id)
 				c.names[cp.LDS] = []string{"a"}
-				j, err := s.Receive(0, id, c.request(cp.LDS, nil))
+				j, err := s.Receive(0, id, cp.RequestOf(c.request(cp.LDS, nil)))
 				if err != nil {
 					t.Fatal(err)
 				}

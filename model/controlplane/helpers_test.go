@@ -76,7 +76,7 @@ func (c *client) request(typ cp.ResourceType, nack *xdsclient.Status) *discovery
 // send handles req at once and returns the responses.
 func (c *client) send(req *discoverypb.DiscoveryRequest) []cp.Response {
 	c.t.Helper()
-	out, err := c.s.Handle(c.now, c.id, req)
+	out, err := c.s.Handle(c.now, c.id, cp.RequestOf(req))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	"google.golang.org/protobuf/proto"
 )
 
 // NACKPolicy is what a server does when a client rejects (NACKs) the
@@ -72,8 +71,14 @@ func ParseNACKPolicy(s string) (NACKPolicy, error) {
 // its request callback (go-control-plane server Callbacks
 // OnStreamRequest), which validate/ does.
 func (p NACKPolicy) CacheVersion(req *discoverypb.DiscoveryRequest, sent string) string {
-	if req.GetErrorDetail() == nil {
-		return req.GetVersionInfo()
+	return p.version(req.GetErrorDetail() != nil, req.GetVersionInfo(), sent)
+}
+
+// version is CacheVersion of a request with version_info version, a NACK
+// when nack.
+func (p NACKPolicy) version(nack bool, version, sent string) string {
+	if !nack {
+		return version
 	}
 	if p == ResendNACKs {
 		return ""
@@ -97,15 +102,3 @@ type nothingReturned struct{ cachev3.Subscription }
 
 // ReturnedResources returns nothing: the client is to be sent everything.
 func (nothingReturned) ReturnedResources() map[string]string { return map[string]string{} }
-
-// cacheRequest returns the request the cache sees for req under p: req
-// itself, or a copy with the version CacheVersion gives.
-func (p NACKPolicy) cacheRequest(req *discoverypb.DiscoveryRequest, sent string) *discoverypb.DiscoveryRequest {
-	v := p.CacheVersion(req, sent)
-	if v == req.GetVersionInfo() {
-		return req
-	}
-	c := proto.Clone(req).(*discoverypb.DiscoveryRequest)
-	c.VersionInfo = v
-	return c
-}

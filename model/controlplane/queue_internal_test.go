@@ -24,7 +24,7 @@ func TestResponseChannelsNeverFill(t *testing.T) {
 		// A version from this server, a different one on each stream so
 		// that no two share a watch, and an unknown name: the watch stays
 		// open.
-		_, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: []string{"x"}, VersionInfo: fmt.Sprintf("p/1.%d", id)})
+		_, err := s.Handle(0, id, RequestOf(&discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: []string{"x"}, VersionInfo: fmt.Sprintf("p/1.%d", id)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestStreamsAskingAlikeShareAWatch(t *testing.T) {
 		if id == n {
 			names = []string{"x", "y"} // another subscription: a watch of its own
 		}
-		if _, err := s.Handle(0, id, &discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: names, VersionInfo: "p/1"}); err != nil {
+		if _, err := s.Handle(0, id, RequestOf(&discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: names, VersionInfo: "p/1"})); err != nil {
 			t.Fatal(err)
 		}
 	}

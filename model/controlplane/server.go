@@ -349,9 +349,9 @@ func (s *Server) OpenStreams() int { return s.m.open }
 
 // Receive queues req, arrived at now on stream id, for the capacity model.
 // The wiring schedules an event at the returned Job's Done and then calls
-// Complete. The server keeps req (the cache holds it as the watch's
-// request): the caller must not modify it afterwards.
-func (s *Server) Receive(now sim.Time, id StreamID, req *discoverypb.DiscoveryRequest) (Job, error) {
+// Complete. The server keeps req's names: the caller must not modify them
+// afterwards.
+func (s *Server) Receive(now sim.Time, id StreamID, req Request) (Job, error) {
 	s.advance(now)
 	st := s.streams[id]
 	if st == nil {
@@ -379,20 +379,20 @@ func (s *Server) Complete(now sim.Time, id JobID) ([]Response, error) {
 		return nil, nil // the stream closed meanwhile
 	}
 	s.m.completed(now.Sub(j.Arrived))
-	return s.process(j.st, j.req)
+	return s.process(j.st, &j.req)
 }
 
 // Handle processes req on stream id at once, bypassing the capacity
 // model, and returns the responses the server sends. The server keeps
-// req: the caller must not modify it afterwards.
-func (s *Server) Handle(now sim.Time, id StreamID, req *discoverypb.DiscoveryRequest) ([]Response, error) {
+// req's names: the caller must not modify them afterwards.
+func (s *Server) Handle(now sim.Time, id StreamID, req Request) ([]Response, error) {
 	s.advance(now)
 	st := s.streams[id]
 	if st == nil {
 		return nil, fmt.Errorf("controlplane: server %q: request on stream %d, which is not open", s.name, id)
 	}
 	s.m.completed(0)
-	return s.process(st, req)
+	return s.process(st, &req)
 }
 
 // process applies one request as go-control-plane's sotw server does
@@ -400,9 +400,9 @@ func (s *Server) Handle(now sim.Time, id StreamID, req *discoverypb.DiscoveryReq
 // not the last nonce sent for its type is ignored; otherwise the open
 // watch is cancelled, the subscription updated and a new watch created,
 // which the cache may answer at once.
-func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Response, error) {
+func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 	s.m.totals.Requests++
-	url := req.GetTypeUrl()
+	url := req.TypeURL
 	t, ok := TypeFromURL(url)
 	if !ok {
 		// The sotw server fails the stream: no type URL is
@@ -415,7 +415,7 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 		return nil, e
 	}
 	ts := &st.types[t]
-	if ts.nonce != 0 && !nonceIs(req.GetResponseNonce(), ts.nonce) {
+	if ts.nonce != 0 && !nonceIs(req.Nonce, ts.nonce) {
 		// Stale: the client has not seen the latest response of this type
 		// (xDS protocol "Resource updates"; envoy issue 10363).
 		s.m.totals.StaleRequests++
@@ -424,18 +424,18 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	if ts.nonce != 0 && !ts.answered {
 		// The first request quoting the latest nonce acknowledges it.
 		ts.answered = true
-		if d := req.GetErrorDetail(); d != nil {
+		if d := req.ErrorDetail; d != nil {
 			s.m.totals.NACKs++
 			ts.nacks++
 			r := ts.rareState()
-			r.nacked, r.nackErr = true, Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
+			r.nacked, r.nackErr = true, *d
 		} else {
 			s.m.totals.ACKs++
 			ts.acks++
 			if ts.rare != nil {
 				ts.rare.nacked, ts.rare.nackErr = false, Status{}
 			}
-			ts.acked = req.GetVersionInfo()
+			ts.acked = req.Version
 		}
 	}
 	if ts.active {
@@ -446,11 +446,11 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	// gRPC clients never mean an empty list as a wildcard
 	// (go-control-plane DeactivateLegacyWildcard).
 	ts.active = true
-	ts.sub.set(req.GetResourceNames(), &s.intern)
+	ts.sub.set(req.Names, &s.intern)
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
-	s.openWatch(ts, s.nack.cacheRequest(req, ts.sent))
+	s.openWatch(ts, req, s.nack.version(req.ErrorDetail != nil, req.Version, ts.sent))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -458,12 +458,14 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	return s.emit(), nil
 }
 
-// openWatch asks the cache to watch ts with req, the request the cache
-// sees (NACKPolicy.cacheRequest), and ts's subscription: ts joins the open
-// watch of what the cache would see alike, or opens one.
-func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
-	k := groupKey{t: ts.t, wildcard: ts.sub.wildcard, version: req.GetVersionInfo(), subscribed: mapID(ts.sub.subscribed)}
-	if s.nack == ResendNACKs && req.GetErrorDetail() != nil {
+// openWatch asks the cache to watch ts with req at version, the version
+// the cache is to see (NACKPolicy.CacheVersion), and ts's subscription: ts
+// joins the open watch of what the cache would see alike, or opens one
+// with req's message.
+func (s *Server) openWatch(ts *typeState, req *Request, version string) {
+	nack := req.ErrorDetail != nil
+	k := groupKey{t: ts.t, wildcard: ts.sub.wildcard, version: version, subscribed: mapID(ts.sub.subscribed)}
+	if s.nack == ResendNACKs && nack {
 		k.resend = true
 	} else {
 		k.returned = mapID(ts.sub.returned)
@@ -472,16 +474,12 @@ func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
 		g.join(ts)
 		return
 	}
-	if s.watches[req] != nil {
-		// The caller reused a request message: the cache must see one
-		// request per watch.
-		req = proto.Clone(req).(*discoverypb.DiscoveryRequest)
-	}
-	g := &watchGroup{key: k, req: req, sub: ts.sub, gen: s.rq.reserve()}
+	msg := req.message(version)
+	g := &watchGroup{key: k, req: msg, sub: ts.sub, gen: s.rq.reserve()}
 	g.join(ts)
 	s.groups[k] = g
-	s.watches[req] = g
-	cancel, err := s.back.CreateWatch(req, s.nack.CacheSubscription(req, &g.sub), g.gen.ch)
+	s.watches[msg] = g
+	cancel, err := s.back.CreateWatch(msg, s.nack.CacheSubscription(msg, &g.sub), g.gen.ch)
 	if err != nil {
 		// The type URL was checked: the cache has a watcher for it.
 		panic(fmt.Sprintf("controlplane: server %q: CreateWatch: %v", s.name, err))

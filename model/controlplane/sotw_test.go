@@ -305,7 +305,7 @@ func TestClosedStreamGetsNothing(t *testing.T) {
 			if rs, _ := s.ScaleEndpoints(0, "a", "", 1); len(rs) != 0 {
 				t.Errorf("closed stream pushed: %v", summarize(rs))
 			}
-			if _, err := s.Handle(0, 1, c.request(cp.EDS, nil)); err == nil {
+			if _, err := s.Handle(0, 1, cp.RequestOf(c.request(cp.EDS, nil))); err == nil {
 				t.Error("request on a closed stream accepted")
 			}
 			if s.OpenStreams() != 0 {
@@ -322,7 +322,7 @@ func TestUnknownTypeEndsStream(t *testing.T) {
 	c := newClient(t, s, 1)
 	req := c.request(cp.LDS, nil)
 	req.TypeUrl = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
-	_, err := s.Handle(0, 1, req)
+	_, err := s.Handle(0, 1, cp.RequestOf(req))
 	var se *cp.StreamError
 	if !errors.As(err, &se) || se.Status.Code != codes.Unknown || s.OpenStreams() != 0 {
 		t.Errorf("err = %v, open = %d", err, s.OpenStreams())

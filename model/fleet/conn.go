@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"time"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -435,11 +434,7 @@ func (w *world) deliverToServer(ev sim.Event) {
 	if c.flags&connServerEnded != 0 {
 		return // the server ended the stream: the request finds no handler
 	}
-	var node *corepb.Node
-	if m.req.Node {
-		node = w.node(w.insts[c.inst].client)
-	}
-	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), m.req.Proto(node))
+	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), serverRequest(&m.req))
 	if err != nil {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
 		return
@@ -448,6 +443,15 @@ func (w *world) deliverToServer(ev sim.Event) {
 		w.traceRequest(ci, &m.req)
 	}
 	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
+}
+
+// serverRequest is what the server reads of the request r.
+func serverRequest(r *xdsclient.Request) controlplane.Request {
+	req := controlplane.Request{TypeURL: r.Type.TypeURL(), Version: r.Version, Nonce: r.Nonce, Names: r.Names}
+	if d := r.ErrorDetail; d != nil {
+		req.ErrorDetail = &controlplane.Status{Code: d.Code, Message: d.Message}
+	}
+	return req
 }
 
 // sendResponses sends what a server answered, each on its stream. Under

@@ -1,0 +1,44 @@
+package controlplane
+
+import (
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+)
+
+// A Request is what the server reads of a client's DiscoveryRequest: its
+// type_url, version_info, response_nonce, resource_names and
+// error_detail. A simulated client hands it over as it is, without
+// building the message: the server builds one only for a watch it opens,
+// since go-control-plane's cache takes a watch's request as a message and
+// keys its response by it. The node is not carried: the cache the server
+// runs never reads it (a LinearCache per type).
+type Request struct {
+	TypeURL string
+	Version string
+	Nonce   string
+	// Names are the subscribed resource names; the server keeps them and
+	// never writes to them, nor may the caller afterwards.
+	Names []string
+	// ErrorDetail is set on a NACK.
+	ErrorDetail *Status
+}
+
+// RequestOf returns what the server reads of m.
+func RequestOf(m *discoverypb.DiscoveryRequest) Request {
+	r := Request{TypeURL: m.GetTypeUrl(), Version: m.GetVersionInfo(), Nonce: m.GetResponseNonce(), Names: m.GetResourceNames()}
+	if d := m.GetErrorDetail(); d != nil {
+		r.ErrorDetail = &Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
+	}
+	return r
+}
+
+// message builds the DiscoveryRequest r stands for, with version_info
+// version (what the cache is to see: NACKPolicy.CacheVersion).
+func (r *Request) message(version string) *discoverypb.DiscoveryRequest {
+	m := &discoverypb.DiscoveryRequest{VersionInfo: version, ResourceNames: r.Names, TypeUrl: r.TypeURL, ResponseNonce: r.Nonce}
+	if d := r.ErrorDetail; d != nil {
+		m.ErrorDetail = &statuspb.Status{Code: int32(d.Code), Message: d.Message}
+	}
+	return m
+}
