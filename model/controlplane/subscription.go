@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"slices"
-	"strings"
 )
 
 // subscription is a stream's SotW subscription to one type: what
@@ -78,7 +77,7 @@ type interner struct {
 	nameSets map[string]map[string]struct{}
 	versionM map[string]map[string]string
 	scratch  []string
-	key      strings.Builder
+	key      []byte // the key being looked up; a string only once stored
 }
 
 const maxInterned = 4096
@@ -88,16 +87,14 @@ func (in *interner) names(names []string) map[string]struct{} {
 	in.scratch = append(in.scratch[:0], names...)
 	slices.Sort(in.scratch)
 	in.scratch = slices.Compact(in.scratch)
-	in.key.Reset()
+	in.key = in.key[:0]
 	for _, n := range in.scratch {
 		if n == explicitWildcard {
 			continue
 		}
-		in.key.WriteString(n)
-		in.key.WriteByte(0)
+		in.key = append(append(in.key, n...), 0)
 	}
-	k := in.key.String()
-	if m, ok := in.nameSets[k]; ok {
+	if m, ok := in.nameSets[string(in.key)]; ok {
 		return m
 	}
 	m := make(map[string]struct{}, len(in.scratch))
@@ -109,7 +106,7 @@ func (in *interner) names(names []string) map[string]struct{} {
 	if in.nameSets == nil || len(in.nameSets) >= maxInterned {
 		in.nameSets = map[string]map[string]struct{}{}
 	}
-	in.nameSets[k] = m
+	in.nameSets[string(in.key)] = m
 	return m
 }
 
@@ -121,20 +118,16 @@ func (in *interner) versions(m map[string]string) map[string]string {
 		in.scratch = append(in.scratch, n)
 	}
 	slices.Sort(in.scratch)
-	in.key.Reset()
+	in.key = in.key[:0]
 	for _, n := range in.scratch {
-		in.key.WriteString(n)
-		in.key.WriteByte(0)
-		in.key.WriteString(m[n])
-		in.key.WriteByte(0)
+		in.key = append(append(append(append(in.key, n...), 0), m[n]...), 0)
 	}
-	k := in.key.String()
-	if shared, ok := in.versionM[k]; ok {
+	if shared, ok := in.versionM[string(in.key)]; ok {
 		return shared
 	}
 	if in.versionM == nil || len(in.versionM) >= maxInterned {
 		in.versionM = map[string]map[string]string{}
 	}
-	in.versionM[k] = m
+	in.versionM[string(in.key)] = m
 	return m
 }
