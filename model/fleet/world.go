@@ -276,7 +276,7 @@ func (w *world) watchEvents(limit uint64, fn func(events uint64, now time.Durati
 }
 
 func build(cfg Config) (*world, error) {
-	w := &world{cfg: cfg, decoded: decodeCache{}, dpConfigs: map[string]*dataplane.Config{}, ids: map[*xdsclient.Decoded]uint32{},
+	w := &world{cfg: cfg, dpConfigs: map[string]*dataplane.Config{}, ids: map[*xdsclient.Decoded]uint32{},
 		profIDs: map[dataplane.Profile]uint32{}}
 	// The groups are the caller's (a sweep builds many worlds from one):
 	// the RPC mix is filled in on a copy.

@@ -528,17 +528,32 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 // *anypb.Any per (server, resource, version), so every client that
 // receives it shares one *xdsclient.Decoded (docs/architecture.md,
 // "Performance rules": what is immutable is shared).
-type decodeCache map[*anypb.Any]*xdsclient.Decoded
+type decodeCache struct {
+	res map[*anypb.Any]*xdsclient.Decoded
+	// out is the one decoded response, handed to a client and reused for
+	// the next (the client keeps nothing of it).
+	out      xdsclient.DecodedResponse
+	decodeFn func(xdsclient.ResourceType, *anypb.Any) *xdsclient.Decoded // dc.decode, bound once
+}
 
-func (dc decodeCache) response(resp *discoverypb.DiscoveryResponse) *xdsclient.DecodedResponse {
-	return xdsclient.DecodeResponseWith(resp, func(t xdsclient.ResourceType, raw *anypb.Any) *xdsclient.Decoded {
-		d, ok := dc[raw]
-		if !ok {
-			d = xdsclient.Decode(t, raw)
-			dc[raw] = d
-		}
-		return d
-	})
+// response decodes resp into the cache's one decoded response, valid
+// until the next call.
+func (dc *decodeCache) response(resp *discoverypb.DiscoveryResponse) *xdsclient.DecodedResponse {
+	if dc.decodeFn == nil {
+		dc.res, dc.decodeFn = map[*anypb.Any]*xdsclient.Decoded{}, dc.decode
+	}
+	xdsclient.DecodeResponseInto(&dc.out, resp, dc.decodeFn)
+	return &dc.out
+}
+
+// decode returns the decoded form of raw, decoding it the first time.
+func (dc *decodeCache) decode(t xdsclient.ResourceType, raw *anypb.Any) *xdsclient.Decoded {
+	d, ok := dc.res[raw]
+	if !ok {
+		d = xdsclient.Decode(t, raw)
+		dc.res[raw] = d
+	}
+	return d
 }
 
 // node returns the bootstrap node of the client: its id is the client's

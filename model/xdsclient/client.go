@@ -276,7 +276,10 @@ func (c *Client) ResponseReceived(now time.Duration, server int, resp *discovery
 }
 
 // DecodedResponseReceived delivers a pre-decoded response from server. It
-// panics if server's reads are paused (see PauseRead).
+// panics if server's reads are paused (see PauseRead). The client keeps
+// nothing of resp past the call but its strings and Decoded resources,
+// which are immutable: the caller may reuse resp's slices
+// (DecodeResponseInto).
 func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *DecodedResponse) []Effect {
 	c.begin(now)
 	c.channel(server).handleResponse(c, resp)

@@ -168,10 +168,20 @@ func DecodeResponse(resp *discoverypb.DiscoveryResponse) *DecodedResponse {
 // servers share one per resource version) decodes each once and hands the
 // shared result to every client.
 func DecodeResponseWith(resp *discoverypb.DiscoveryResponse, decode func(ResourceType, *anypb.Any) *Decoded) *DecodedResponse {
-	out := &DecodedResponse{TypeURL: resp.GetTypeUrl(), Version: resp.GetVersionInfo(), Nonce: resp.GetNonce()}
-	typ, known := typeFromURL(resp.GetTypeUrl())
-	if known {
-		out.Resources = make([]*Decoded, 0, len(resp.GetResources()))
+	out := new(DecodedResponse)
+	DecodeResponseInto(out, resp, decode)
+	return out
+}
+
+// DecodeResponseInto is DecodeResponseWith into out, whose slices it
+// reuses: a caller that hands each response to a client, which keeps
+// nothing of it past the call (Client.DecodedResponseReceived), decodes
+// them all into one DecodedResponse without allocating.
+func DecodeResponseInto(out *DecodedResponse, resp *discoverypb.DiscoveryResponse, decode func(ResourceType, *anypb.Any) *Decoded) {
+	clear(out.Resources)
+	*out = DecodedResponse{TypeURL: resp.GetTypeUrl(), Version: resp.GetVersionInfo(), Nonce: resp.GetNonce(),
+		Resources: out.Resources[:0], ResourceErrors: out.ResourceErrors[:0]}
+	if typ, known := typeFromURL(resp.GetTypeUrl()); known {
 		for _, r := range resp.GetResources() {
 			out.Resources = append(out.Resources, decode(typ, r))
 		}
@@ -182,7 +192,6 @@ func DecodeResponseWith(resp *discoverypb.DiscoveryResponse, decode func(Resourc
 			Status: Status{Code: codes.Code(re.GetErrorDetail().GetCode()), Message: re.GetErrorDetail().GetMessage()},
 		})
 	}
-	return out
 }
 
 // Decode decodes and validates one resource of type typ.
