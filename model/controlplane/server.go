@@ -110,6 +110,10 @@ type Server struct {
 	staged  [NumTypes]map[string]proto.Message // nil message: delete
 	touched [NumTypes][]string                 // names whose TP3 error may have changed
 	pending []pending
+	// shared holds the resources of each cache response a member of a
+	// watch was answered with in this emit, for the watch's other members.
+	shared map[cachev3.Response][]*anypb.Any
+	named  []namedResource // respond's scratch
 }
 
 // entry is one resource name of one type on the server.
@@ -562,12 +566,30 @@ func (s *Server) emit() []Response {
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
+	clear(s.shared)
 	return out
 }
 
 type namedResource struct {
 	name string
 	res  types.Resource
+}
+
+// anysOf returns the shared marshalled forms of rs, sorted by name, and
+// keeps rs's array as scratch.
+func (s *Server) anysOf(t ResourceType, rs []namedResource) []*anypb.Any {
+	slices.SortFunc(rs, func(a, b namedResource) int { return cmp.Compare(a.name, b.name) })
+	anys := make([]*anypb.Any, len(rs))
+	for i, r := range rs {
+		e := s.res[t][r.name]
+		if !e.served() || e.msg != r.res {
+			panic(fmt.Sprintf("controlplane: server %q: %v cache returned %q, which the server does not serve as such", s.name, t, r.name))
+		}
+		anys[i] = e.any
+	}
+	clear(rs)
+	s.named = rs[:0]
+	return anys
 }
 
 // respond builds the DiscoveryResponse for p (go-control-plane sotw/v3
@@ -577,9 +599,12 @@ func (s *Server) respond(p pending) (Response, bool) {
 	ts := p.ts
 	t := ts.t
 	errs := s.resourceErrors(ts)
-	var rs []namedResource
 	version := s.back.version(t)
-	if p.resp != nil {
+	anys, shared := s.shared[p.resp]
+	switch {
+	case shared:
+		// Another member of the watch: the same resources.
+	case p.resp != nil:
 		raw, ok := p.resp.(*cachev3.RawResponse)
 		if !ok {
 			panic(fmt.Sprintf("controlplane: server %q: unexpected cache response %T", s.name, p.resp))
@@ -587,10 +612,16 @@ func (s *Server) respond(p pending) (Response, bool) {
 		if v := raw.GetResponseVersion(); v != version {
 			panic(fmt.Sprintf("controlplane: server %q: %v cache answered version %q, the server serves %q", s.name, t, v, version))
 		}
+		rs := s.named[:0]
 		for _, r := range raw.GetRawResources() {
 			rs = append(rs, namedResource{cachev3.GetResourceName(r.Resource), r.Resource})
 		}
-	} else {
+		anys = s.anysOf(t, rs)
+		if s.shared == nil {
+			s.shared = map[cachev3.Response][]*anypb.Any{}
+		}
+		s.shared[p.resp] = anys
+	default:
 		if len(errs) == 0 {
 			return Response{}, false
 		}
@@ -598,6 +629,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		// subscribed resource, or the client deletes the missing ones (TP3
 		// "Protocol Behavior"); the client already has them all, else the
 		// cache would have answered.
+		rs := s.named[:0]
 		if t == LDS || t == CDS {
 			for name := range ts.sub.SubscribedResources() {
 				if e := s.res[t][name]; e.served() {
@@ -605,15 +637,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 				}
 			}
 		}
-	}
-	slices.SortFunc(rs, func(a, b namedResource) int { return cmp.Compare(a.name, b.name) })
-	anys := make([]*anypb.Any, len(rs))
-	for i, r := range rs {
-		e := s.res[t][r.name]
-		if !e.served() || e.msg != r.res {
-			panic(fmt.Sprintf("controlplane: server %q: %v cache returned %q, which the server does not serve as such", s.name, t, r.name))
-		}
-		anys[i] = e.any
+		anys = s.anysOf(t, rs)
 	}
 	ts.st.nonce++
 	ts.nonce = ts.st.nonce
