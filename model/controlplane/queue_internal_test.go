@@ -97,3 +97,50 @@ func TestStreamsAskingAlikeShareAWatch(t *testing.T) {
 		t.Errorf("after firing: %d watches, %d groups; want none", len(s.watches), len(s.groups))
 	}
 }
+
+// TestAnImmediateAnswerIsKeptOnlyWhileTheCacheStays: streams whose first
+// requests the cache would see alike are answered as the first one was,
+// without a watch of their own, until the cache changes; then the next
+// stream gets the cache's new answer, not the kept one.
+func TestAnImmediateAnswerIsKeptOnlyWhileTheCacheStays(t *testing.T) {
+	s, err := New(Config{Name: "p", Services: []Service{{Name: "a", ClusterName: "a", EndpointCount: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(id StreamID) Response {
+		t.Helper()
+		if err := s.OpenStream(0, id); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Handle(0, id, RequestOf(&discoverypb.DiscoveryRequest{TypeUrl: EDS.TypeURL(), ResourceNames: []string{"a"}}))
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("stream %d: %d responses, %v", id, len(rs), err)
+		}
+		return rs[0]
+	}
+	first := ask(1)
+	if len(s.answers) != 1 {
+		t.Fatalf("%d answers kept after the first stream, want 1", len(s.answers))
+	}
+	second := ask(2)
+	if len(s.watches) != 0 || len(s.groups) != 0 {
+		t.Errorf("the second stream opened a watch: %d watches, %d groups", len(s.watches), len(s.groups))
+	}
+	if second.Message.GetVersionInfo() != first.Message.GetVersionInfo() || len(second.Message.GetResources()) != 1 ||
+		second.Message.GetResources()[0] != first.Message.GetResources()[0] {
+		t.Errorf("the second stream got %v, the first %v", second.Message, first.Message)
+	}
+	if _, err := s.SetService(0, Service{Name: "a", ClusterName: "a", EndpointCount: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.answers) != 0 {
+		t.Errorf("%d answers kept across a change of the cache", len(s.answers))
+	}
+	third := ask(3)
+	if v := third.Message.GetVersionInfo(); v == first.Message.GetVersionInfo() || v != s.Version(EDS) {
+		t.Errorf("after the change a new stream got version %q; the cache serves %q", v, s.Version(EDS))
+	}
+	if third.Message.GetResources()[0] == first.Message.GetResources()[0] {
+		t.Error("after the change a new stream got the old assignment")
+	}
+}

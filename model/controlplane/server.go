@@ -97,7 +97,13 @@ type Server struct {
 
 	rq      responseQueue
 	watches map[*discoverypb.DiscoveryRequest]*watchGroup // open watches by their request
-	groups  map[groupKey]*watchGroup                      // open watches by what the cache sees
+	// answers are the immediate answers of the watches opened since the
+	// cache last changed, by what the cache saw; nil when the cache is not
+	// a LinearCache, whose immediate answer is a pure function of its
+	// resources and what it sees (linear.go CreateWatch, computeResponse:
+	// nothing is tracked when it answers at once).
+	answers map[groupKey]answer
+	groups  map[groupKey]*watchGroup // open watches by what the cache sees
 	streams map[StreamID]*stream
 	list    []*stream // open streams, any order (scans only)
 
@@ -179,6 +185,19 @@ type watchGroup struct {
 	cancel  func()
 	gen     *chanGen
 	members []*typeState
+	// immediate: the cache answered the watch as it was created.
+	immediate bool
+}
+
+// An answer is a LinearCache's immediate answer to a watch, kept for the
+// next watch that the cache would see alike while its type's version
+// stays (Server.answers).
+type answer struct {
+	resp    cachev3.Response
+	version string
+	// The key's maps, held so that their identities in the key stay
+	// theirs.
+	sub subscription
 }
 
 // groupKey is what the cache sees of a watch. The subscription's maps are
@@ -274,6 +293,9 @@ func New(cfg Config) (*Server, error) {
 		work:     newWorkQueue(cfg.Capacity, r),
 	}
 	s.back = newBackend(cfg.Cache, s.prefix, cfg.EmptyTypesUnanswered)
+	if _, linear := s.back.(*linearBackend); linear {
+		s.answers = map[groupKey]answer{}
+	}
 	for t := range s.res {
 		s.res[t] = map[string]*entry{}
 		s.owner[t] = map[string]string{}
@@ -478,17 +500,25 @@ func (s *Server) openWatch(ts *typeState, req *Request, version string) {
 		g.join(ts)
 		return
 	}
+	if a, ok := s.answers[k]; ok && a.version == s.back.version(ts.t) {
+		// The cache would answer at once, as it did a watch it saw alike:
+		// a reconnecting fleet's first requests are answered so.
+		s.enqueue(ts, a.resp)
+		return
+	}
 	msg := req.message(version)
 	g := &watchGroup{key: k, req: msg, sub: ts.sub, gen: s.rq.reserve()}
 	g.join(ts)
 	s.groups[k] = g
 	s.watches[msg] = g
+	queued := len(g.gen.ch)
 	cancel, err := s.back.CreateWatch(msg, s.nack.CacheSubscription(msg, &g.sub), g.gen.ch)
 	if err != nil {
 		// The type URL was checked: the cache has a watcher for it.
 		panic(fmt.Sprintf("controlplane: server %q: CreateWatch: %v", s.name, err))
 	}
 	g.cancel = cancel
+	g.immediate = s.answers != nil && len(g.gen.ch) > queued
 }
 
 // closeWatch takes ts out of its open watch, if that has not fired; the
@@ -521,6 +551,12 @@ func (s *Server) collect() {
 		delete(s.watches, g.req)
 		delete(s.groups, g.key)
 		cg.watches--
+		if g.immediate {
+			if len(s.answers) >= maxInterned {
+				clear(s.answers)
+			}
+			s.answers[g.key] = answer{resp: r, version: s.back.version(g.key.t), sub: g.sub}
+		}
 		for _, ts := range g.members {
 			ts.grp = nil
 			s.enqueue(ts, r)
@@ -739,6 +775,7 @@ func (s *Server) commit() []Response {
 		s.staged[t] = nil
 	}
 	s.back.apply(&batch)
+	clear(s.answers) // answers of versions the cache no longer serves
 	s.collect()
 	if s.tp3 {
 		s.scanTouched()
