@@ -71,11 +71,20 @@ type workQueue struct {
 	starts     []sim.Time // starts of requests, in arrival order, from startsHead
 	startsHead int
 
-	jobs   []job // jobs[i] has ID base+i; jobs before head are completed
+	// blocks hold the jobs from the first one not completed on, in
+	// blocks of jobBlock: blocks[k][i] has ID base + k·jobBlock + i, and
+	// those of blocks[0] before head are completed. A block goes once all
+	// its jobs are, so the queue holds about the jobs in it, not the most
+	// it ever held (a reconnecting fleet's millions).
+	blocks [][]job
+	spare  [][]job // emptied blocks, kept for reuse
 	head   int
 	base   JobID
 	nextID JobID
 }
+
+// jobBlock is the number of jobs in a block of workQueue.
+const jobBlock = 1024
 
 func newWorkQueue(c Capacity, r *sim.Rand) *workQueue {
 	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1}
@@ -100,7 +109,17 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req Request) Job {
 	st.lastDone = done
 	j := Job{ID: q.nextID, Stream: st.id, Arrived: now, Start: start, Done: done}
 	q.nextID++
-	q.jobs = append(q.jobs, job{Job: j, st: st, req: req})
+	i := int(j.ID - q.base)
+	if i/jobBlock == len(q.blocks) {
+		var b []job
+		if n := len(q.spare); n > 0 {
+			b, q.spare = q.spare[n-1], q.spare[:n-1]
+		} else {
+			b = make([]job, jobBlock)
+		}
+		q.blocks = append(q.blocks, b)
+	}
+	q.blocks[i/jobBlock][i%jobBlock] = job{Job: j, st: st, req: req}
 	if start > now {
 		q.starts = append(q.starts, start)
 	}
@@ -126,25 +145,30 @@ func (q *workQueue) take(id JobID) (job, bool) {
 	if id < q.base+JobID(q.head) || id >= q.nextID {
 		return job{}, false
 	}
-	j := &q.jobs[id-q.base]
+	i := int(id - q.base)
+	j := &q.blocks[i/jobBlock][i%jobBlock]
 	if j.done {
 		return job{}, false
 	}
 	out := *j
 	j.done = true
 	j.st, j.req = nil, Request{}
-	// Completed jobs leave the front; the slice is compacted once the
-	// completed prefix is at least half of it, so each job is moved O(1)
-	// times on average.
-	for q.head < len(q.jobs) && q.jobs[q.head].done {
+	// Completed jobs leave the front; a block whose jobs are all
+	// completed goes, cleared for reuse.
+	for q.base+JobID(q.head) < q.nextID && q.blocks[0][q.head].done {
 		q.head++
-	}
-	if q.head == len(q.jobs) || q.head > 1024 && q.head*2 > len(q.jobs) {
-		n := copy(q.jobs, q.jobs[q.head:])
-		clear(q.jobs[n:])
-		q.jobs = q.jobs[:n]
-		q.base += JobID(q.head)
-		q.head = 0
+		if q.head == jobBlock {
+			b := q.blocks[0]
+			clear(b)
+			if len(q.spare) < 2 {
+				q.spare = append(q.spare, b)
+			}
+			n := copy(q.blocks, q.blocks[1:])
+			q.blocks[n] = nil
+			q.blocks = q.blocks[:n]
+			q.base += jobBlock
+			q.head = 0
+		}
 	}
 	return out, true
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/xdssim/xdssim/sim"
 )
 
 // TestResponseChannelsNeverFill: the cache sends into buffered channels
@@ -142,5 +144,45 @@ func TestAnImmediateAnswerIsKeptOnlyWhileTheCacheStays(t *testing.T) {
 	}
 	if third.Message.GetResources()[0] == first.Message.GetResources()[0] {
 		t.Error("after the change a new stream got the old assignment")
+	}
+}
+
+// TestTheWorkQueueHoldsAboutItsJobs: jobs taken out of order are each
+// returned once, with the request they came with, and the queue keeps
+// blocks only for the span of jobs not yet taken, not for the most it
+// ever held.
+func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
+	q := newWorkQueue(Capacity{Workers: 1}, sim.NewStream(1, "q"))
+	st := &stream{id: 1}
+	const n = 10 * jobBlock
+	var jobs []Job
+	for i := range n {
+		jobs = append(jobs, q.enqueue(0, st, Request{Version: fmt.Sprint(i)}))
+	}
+	if len(q.blocks) != 10 {
+		t.Fatalf("%d jobs in %d blocks, want 10", n, len(q.blocks))
+	}
+	// Take them in pairs swapped: never in order, never two at once.
+	for i := 0; i+1 < n; i += 2 {
+		for _, k := range []int{i + 1, i} {
+			j, ok := q.take(jobs[k].ID)
+			if !ok || j.req.Version != fmt.Sprint(k) {
+				t.Fatalf("job %d: %v, request %q", k, ok, j.req.Version)
+			}
+			if _, again := q.take(jobs[k].ID); again {
+				t.Fatalf("job %d taken twice", k)
+			}
+		}
+		if left := (n - i - 2 + jobBlock - 1) / jobBlock; len(q.blocks) > left+1 {
+			t.Fatalf("after %d jobs: %d blocks for %d jobs", i+2, len(q.blocks), n-i-2)
+		}
+	}
+	if len(q.blocks) > 1 || len(q.spare) > 2 {
+		t.Errorf("empty queue: %d blocks, %d spare", len(q.blocks), len(q.spare))
+	}
+	// It goes on from where it was.
+	j := q.enqueue(0, st, Request{Version: "next"})
+	if got, ok := q.take(j.ID); !ok || got.req.Version != "next" {
+		t.Errorf("a job after the queue emptied: %v, %q", ok, got.req.Version)
 	}
 }
