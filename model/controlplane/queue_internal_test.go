@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -156,8 +157,18 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 	st := &stream{id: 1}
 	const n = 10 * jobBlock
 	var jobs []Job
+	var reqs []Request
 	for i := range n {
-		jobs = append(jobs, q.enqueue(0, st, Request{Version: fmt.Sprint(i)}))
+		// Most requests are kept compact; NACKs and unknown types whole.
+		r := Request{TypeURL: EDS.TypeURL(), Version: fmt.Sprint(i), Nonce: fmt.Sprint(i % 5), Names: []string{"a", fmt.Sprint(i)}}
+		switch i % 7 {
+		case 3:
+			r.ErrorDetail = &Status{Code: 3, Message: "bad"}
+		case 5:
+			r.TypeURL = "type.googleapis.com/unknown"
+		}
+		reqs = append(reqs, r)
+		jobs = append(jobs, q.enqueue(0, st, r))
 	}
 	if len(q.blocks) != 10 {
 		t.Fatalf("%d jobs in %d blocks, want 10", n, len(q.blocks))
@@ -166,8 +177,8 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 	for i := 0; i+1 < n; i += 2 {
 		for _, k := range []int{i + 1, i} {
 			j, ok := q.take(jobs[k].ID)
-			if !ok || j.req.Version != fmt.Sprint(k) {
-				t.Fatalf("job %d: %v, request %q", k, ok, j.req.Version)
+			if got := j.req.request(); !ok || !reflect.DeepEqual(got, reqs[k]) {
+				t.Fatalf("job %d: %v, request %+v, want %+v", k, ok, got, reqs[k])
 			}
 			if _, again := q.take(jobs[k].ID); again {
 				t.Fatalf("job %d taken twice", k)
@@ -181,8 +192,8 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 		t.Errorf("empty queue: %d blocks, %d spare", len(q.blocks), len(q.spare))
 	}
 	// It goes on from where it was.
-	j := q.enqueue(0, st, Request{Version: "next"})
-	if got, ok := q.take(j.ID); !ok || got.req.Version != "next" {
-		t.Errorf("a job after the queue emptied: %v, %q", ok, got.req.Version)
+	j := q.enqueue(0, st, Request{TypeURL: LDS.TypeURL(), Version: "next"})
+	if got, ok := q.take(j.ID); !ok || got.req.request().Version != "next" {
+		t.Errorf("a job after the queue emptied: %v, %+v", ok, got.req.request())
 	}
 }

@@ -398,14 +398,15 @@ func (s *Server) Complete(now sim.Time, id JobID) ([]Response, error) {
 	if !ok {
 		return nil, fmt.Errorf("controlplane: server %q: job %d is not queued", s.name, id)
 	}
-	if now < j.Done {
-		panic(fmt.Sprintf("controlplane: server %q: job %d completed at %v, before it is done at %v", s.name, id, now, j.Done))
+	if now < j.done {
+		panic(fmt.Sprintf("controlplane: server %q: job %d completed at %v, before it is done at %v", s.name, id, now, j.done))
 	}
-	if s.streams[j.Stream] != j.st {
+	if s.streams[j.st.id] != j.st {
 		return nil, nil // the stream closed meanwhile
 	}
-	s.m.completed(now.Sub(j.Arrived))
-	return s.process(j.st, &j.req)
+	s.m.completed(now.Sub(j.arrived))
+	req := j.req.request()
+	return s.process(j.st, &req)
 }
 
 // Handle processes req on stream id at once, bypassing the capacity
