@@ -40,6 +40,11 @@ type steadyCase struct {
 	// windows' durations (two-sample Kolmogorov–Smirnov), which needs
 	// more seeds than the means do.
 	ks bool
+	// replays: the bulk side replays (fleet.Results.ReplayedRPCs) at least
+	// this share of its RPCs; 0: none (a case that needs no replay must
+	// not take one). The library scenarios are not checked.
+	replays float64
+	library bool
 }
 
 // inFlightScenario is a fleet whose RPCs are accounted in bulk until, at
@@ -96,13 +101,85 @@ var inFlightServices = []struct{ name, dist, rpc string }{
 	{"lognormal", `{ dist = "lognormal", median = "50ms", p99 = "500ms" }`, `rate = 1, deadline = "0s"`},
 }
 
+// partialScenario is a fleet whose RPCs go to three backends, one of
+// which fails a share of them (%[5]s) from 8 s, for 12 s or to the end of
+// the run (%[6]s): retried (num_retries 2, on UNAVAILABLE, the code the
+// backend fails them with), with or without gRFC A55 sessions (%[4]s: the
+// route's session and the RPCs' sessions, which pin a session's retries
+// to its host, and end after a lifetime, which ends a bulk run), under the
+// default 1 s deadline. The bulk path replays the RPCs of each instance
+// while the backend fails (model/fleet/steady.go replay); the exact path
+// takes them as kernel events.
+const partialScenario = `name = "partial-%[1]s"
+seed = 1
+duration = "25s"
+
+[[control_plane]]
+name = "cp"
+
+[[control_plane.service]]
+name = "echo"
+endpoints = 3
+retry = { on = ["unavailable"], num_retries = 2 }
+%[4]s
+
+[[fleet.group]]
+clients = 300
+profile = "grpc-core"
+start_spread = "5s"
+rpc = { %[3]s }
+
+[data_plane]
+service_time = %[2]s
+
+[[backend]]
+at = "8s"
+%[6]s
+action = "fail"
+service = "echo"
+first = 1
+count = 1
+error_rate = %[5]s
+`
+
+// partialCases are the partial-failure cases: error rates 0.5 (for 12 s)
+// and 0.1 (to the end of the run), with and without sessions, at the
+// service times of the in-flight cases' 2 ms (10 RPCs/s) and 500 ms (1
+// RPC/s: RPCs in flight and retries overlap the failure's start and end).
+func partialCases() []steadyCase {
+	var cases []steadyCase
+	for _, rate := range []struct{ name, rate, duration string }{
+		{"0.5", "0.5", `duration = "12s"`}, {"0.1", "0.1", ""},
+	} {
+		for _, sessions := range []bool{false, true} {
+			for _, st := range inFlightServices[:3] {
+				if st.name == "50ms" {
+					continue
+				}
+				name := "partial-" + rate.name + "-" + st.name
+				route, rpc := "", st.rpc
+				if sessions {
+					name += "-sessions"
+					route = `session = { cookie = "echo-session" }`
+					rpc += `, sessions = 2, session_lifetime = "6s"`
+				}
+				data := fmt.Sprintf(partialScenario, name, st.dist, rpc, route, rate.rate, rate.duration)
+				src := &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
+				cases = append(cases, steadyCase{name: name, src: src, seeds: 20, ks: true, replays: 0.3})
+			}
+		}
+	}
+	return cases
+}
+
 // steadyCases are the library scenarios (at the reduced size of
-// TestLibraryScenariosAtReducedSize) and the in-flight scenarios.
+// TestLibraryScenariosAtReducedSize), the in-flight scenarios and the
+// partial-failure ones.
 func steadyCases(t *testing.T) []steadyCase {
 	var cases []steadyCase
 	for _, e := range scenarios.Library() {
 		src, _, sets := openReduced(t, e.Name)
-		cases = append(cases, steadyCase{name: e.Name, src: src, sets: sets, seeds: 6})
+		cases = append(cases, steadyCase{name: e.Name, src: src, sets: sets, seeds: 6, library: true})
 	}
 	for _, event := range []string{"crash", "restart"} {
 		for _, st := range inFlightServices {
@@ -110,7 +187,7 @@ func steadyCases(t *testing.T) []steadyCase {
 			cases = append(cases, steadyCase{name: name, src: inFlightSource(name, event, st.dist, st.rpc, ""), seeds: 20, ks: true})
 		}
 	}
-	return cases
+	return append(cases, partialCases()...)
 }
 
 // inFlightSource is inFlightScenario with the event, the service time
@@ -147,6 +224,10 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				figures [][]float64
 				windows []float64 // durations, seconds
 				latency []int64   // every run's RPC latencies, by bucket
+				// replayed and rpcs are the RPCs replayed in bulk runs
+				// and all RPCs, over the seeds.
+				replayed int
+				rpcs     float64
 			}
 			sides := [2]side{{exact: true}, {exact: false}}
 			for i := range sides {
@@ -165,6 +246,8 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					sd.replayed += res.ReplayedRPCs
+					sd.rpcs += steadyFigure(res, "rpc.total")
 					for m, name := range steadyMetrics {
 						sd.figures[m] = append(sd.figures[m], steadyFigure(res, name))
 					}
@@ -182,6 +265,19 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				}
 			}
 			exact, bulk := &sides[0], &sides[1]
+			if exact.replayed != 0 {
+				t.Errorf("the exact path replayed %d RPCs", exact.replayed)
+			}
+			share := float64(bulk.replayed) / bulk.rpcs
+			t.Logf("bulk: %.2f of the RPCs replayed; exact: %.0f RPCs, %.0f failed, %.0f retries, %d failure windows (means per seed but windows)",
+				share, mean(exact.figures[0]), mean(exact.figures[1]), mean(exact.figures[4]), len(exact.windows))
+			switch {
+			case tc.library:
+			case tc.replays == 0 && bulk.replayed != 0:
+				t.Errorf("the bulk path replayed %d RPCs where no backend fails some", bulk.replayed)
+			case share < tc.replays:
+				t.Errorf("the bulk path replayed %d of %.0f RPCs (%.2f), want at least %.2f", bulk.replayed, bulk.rpcs, share, tc.replays)
+			}
 			for m, name := range steadyMetrics {
 				e, b := exact.figures[m], bulk.figures[m]
 				me, se := meanSD(e)
@@ -231,6 +327,11 @@ func steadyFigure(res *fleet.Results, name string) float64 {
 		}
 	}
 	return v
+}
+
+func mean(xs []float64) float64 {
+	m, _ := meanSD(xs)
+	return m
 }
 
 func meanSD(xs []float64) (mean, sd float64) {

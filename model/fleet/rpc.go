@@ -71,6 +71,15 @@ func (rs *rpcSlots) free(s uint32) {
 	rs.spare = append(rs.spare, s)
 }
 
+// freeRPC frees RPC slot s, which its instance no longer counts in flight.
+func (w *world) freeRPC(s uint32) {
+	r := &w.rpcs.slots[s]
+	if inst := &w.insts[r.inst]; r.instGen == inst.rpcGen {
+		inst.inflight--
+	}
+	w.rpcs.free(s)
+}
+
 // dpCounters are the data plane's totals.
 type dpCounters struct {
 	rpcs, failed    int
@@ -83,8 +92,11 @@ type dpCounters struct {
 	affinityBreaks  int
 	breaksBy        [dataplane.NumBreakReasons]int
 	timerSpurious   int
-	windows         []windowRecord
-	buckets         []bucket // per sample: what ended in it
+	// replayed counts the RPCs that began in replayed bulk runs
+	// (steady.go), not as kernel events.
+	replayed int
+	windows  []windowRecord
+	buckets  []bucket // per sample: what ended in it
 }
 
 // bucket counts what happened in one sample interval ((k-1)I, kI].
@@ -224,8 +236,9 @@ func (w *world) startRPCs(ii uint32) {
 		return
 	}
 	inst.rpcGen++
+	inst.inflight = 0
 	inst.ch.Reset()
-	inst.steady = false
+	inst.steady, inst.replay = false, false
 	if load.ThrottleMaxTokens > 0 {
 		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
 	}
@@ -264,13 +277,17 @@ func (l *RPCLoad) interval() time.Duration { return sim.DurationOf(float64(time.
 // stop, RPCs in flight vanish uncounted, an open failure window closes.
 func (w *world) stopRPCs(ii uint32) {
 	inst := &w.insts[ii]
-	if inst.steady {
+	switch {
+	case inst.replay:
+		w.replay(ii, w.kernel.Now(), false) // what is left is dropped below
+	case inst.steady:
 		w.settleSteady(ii, w.kernel.Now(), false)
 	}
 	inst.rpcGen++
+	inst.inflight = 0
 	inst.ch.Reset()
 	for _, s := range inst.waiting {
-		w.rpcs.free(s)
+		w.freeRPC(s)
 	}
 	inst.waiting = inst.waiting[:0]
 	if win, ok := inst.win.Close(); ok {
@@ -285,6 +302,12 @@ func (w *world) rpcArrival(ev sim.Event) {
 	if ev.Arg != inst.arrivalArg() || inst.xds == nil {
 		return
 	}
+	if !w.replaying && w.replayEligible(ii) {
+		// This RPC and the next are replayed one by one when the bulk
+		// run ends (steady.go).
+		w.enterReplay(ii)
+		return
+	}
 	c := &w.clients[inst.client]
 	load := &w.cfg.Groups[c.group].RPC
 	gap := load.interval()
@@ -293,7 +316,7 @@ func (w *world) rpcArrival(ev sim.Event) {
 	}
 	w.kernel.After(gap, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: ev.Arg})
 	w.arrive(ii)
-	if w.steadyEligible(ii) {
+	if !w.replaying && w.steadyEligible(ii) {
 		// The next RPCs are accounted in bulk; the arrival just
 		// scheduled is dropped (steady.go).
 		w.enterSteady(ii)
@@ -342,6 +365,7 @@ func (w *world) newRPC(ii uint32, id uint64, began sim.Time) uint32 {
 	inst := &w.insts[ii]
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	s := w.rpcs.alloc()
+	inst.inflight++
 	r := &w.rpcs.slots[s]
 	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began}
 	if load.Deadline > 0 {
@@ -382,7 +406,7 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 			w.trace(ii, TraceEvent{Kind: TracePick, RPC: r.id, Attempt: 1, Code: codes.Unavailable, Cause: dataplane.NoHealthyEndpoint,
 				Detail: "no route matches " + m.Path, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
 		}
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
 		return
 	}
@@ -393,7 +417,10 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 	w.dp.attempted++
 	r.call.Start(route.Retry, began, r.deadline)
 	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, m.Path) {
-		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
+		// The RPC takes its session as it began: an RPC of a bulk run
+		// still in flight when the run ends (resumeRPC) took it then,
+		// before the session's lifetime that may end the run ran out.
+		idx, started := inst.ch.Session(began, load.Sessions, load.SessionLifetime, load.SessionRPCs)
 		r.session = int32(idx)
 		if started {
 			w.dp.sessionsStarted++
@@ -420,7 +447,7 @@ func (w *world) configChanged(ii uint32) {
 			w.begin(s, now, 0)
 			continue
 		}
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, now, codes.Unavailable, w.noConfigCause(ii), false)
 	}
 }
@@ -504,7 +531,7 @@ func (w *world) attemptDone(ev sim.Event) {
 	}
 	inst := &w.insts[r.inst]
 	if r.instGen != inst.rpcGen {
-		w.rpcs.free(s) // the client stopped under it
+		w.freeRPC(s) // the client stopped under it
 		return
 	}
 	ii, code, cause := r.inst, r.code, r.cause
@@ -512,7 +539,7 @@ func (w *world) attemptDone(ev sim.Event) {
 		// A deadline that ran out while the RPC waited for a config: why
 		// there is none is as things stand now.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, w.kernel.Now(), code, w.noConfigCause(ii), false)
 		return
 	}
@@ -556,7 +583,7 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 	// When the deadline runs out while the RPC waits to retry, it ends
 	// DEADLINE_EXCEEDED and the failure that made it retry is the cause.
 	ii, broken, id, began := r.inst, r.broken, r.id, r.began
-	w.rpcs.free(s)
+	w.freeRPC(s)
 	w.finish(ii, id, began, d.At, d.Code, cause, broken)
 }
 
@@ -568,7 +595,7 @@ func (w *world) rpcRetry(ev sim.Event) {
 		return
 	}
 	if r.instGen != w.insts[r.inst].rpcGen {
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		return
 	}
 	r.call.BeginRetry()

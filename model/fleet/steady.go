@@ -79,6 +79,79 @@ func (w *world) steadyEligible(ii uint32) bool {
 	return true
 }
 
+// replayEligible reports whether instance ii's RPCs from now on can be
+// replayed in bulk: its channel is steady but for a backend that fails a
+// fraction of RPCs (dataplane.Channel.SteadyFailing), and none of its
+// RPCs is in flight or waiting, so that the replay, which takes the
+// instance's RPCs of the run in time order, takes every RPC of the
+// instance between its start and its end. A traced instance takes its
+// RPCs one by one, so that its trace tells each in time order.
+func (w *world) replayEligible(ii uint32) bool {
+	if w.exactRPCs || w.tracing(ii) {
+		return false
+	}
+	inst := &w.insts[ii]
+	cfg := inst.ch.Config()
+	if inst.xds == nil || cfg == nil || inst.inflight > 0 || len(inst.waiting) > 0 {
+		return false
+	}
+	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
+	ci, sessions, ok := steadyRoute(cfg, load)
+	if !ok {
+		return false
+	}
+	env := w.env(ii)
+	return inst.ch.SteadyFailing(&env, ci, sessions)
+}
+
+// enterReplay makes instance ii's RPCs from now on, this one included, a
+// bulk run to be replayed when it ends (replay). The arrival chain moves
+// on, as enterSteady's does; a session's end of life does not end the
+// run: the replay takes the RPCs one by one, and the one that finds its
+// session over starts another (dataplane.Channel.Session) as the exact
+// path does.
+func (w *world) enterReplay(ii uint32) {
+	inst := &w.insts[ii]
+	inst.arrivals++
+	inst.steady, inst.replay, inst.steadyFrom = true, true, w.kernel.Now()
+}
+
+// replay ends instance ii's replayed bulk run at t (after every event at t
+// with through, before them without): it runs the run's RPCs one by one
+// on a kernel of their own, the exact path's code on the instance alone,
+// from the run's first arrival to t, and moves what is still pending then
+// (its next arrival, its RPCs in flight or waiting to retry) to the
+// fleet's kernel, where they go on as exact RPCs.
+//
+// This is the exact path, in another order. While the run lasts, nothing
+// its RPCs depend on changes but by themselves: its config and the
+// backends do not (either ends the run first), no other instance's RPC
+// touches its channel, throttle or failure window, and the figures its
+// RPCs add to (counts, the per-sample buckets, the latency histograms,
+// the list of failure windows, sorted at the end) are sums, which do not
+// depend on the order they are added in. Its draws come from its client's
+// random stream as the exact path's do, at other places in it: a run with
+// replays is another sample of the same distribution.
+func (w *world) replay(ii uint32, t sim.Time, through bool) {
+	inst := &w.insts[ii]
+	inst.steady, inst.replay = false, false
+	main, lk := w.kernel, w.local
+	from := inst.steadyFrom
+	lk.Restart(from)
+	lk.Schedule(sim.Event{At: from, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
+	if !through {
+		t--
+	}
+	if t >= from {
+		before := w.dp.rpcs
+		w.kernel, w.replaying = lk, true
+		lk.Run(t)
+		w.kernel, w.replaying = main, false
+		w.dp.replayed += w.dp.rpcs - before
+	}
+	lk.MoveTo(main)
+}
+
 // enterSteady makes instance ii steady from now: the arrival event it
 // had scheduled is dropped (its arrivals chain moves on), and, with
 // sessions that end by lifetime, an event ends the bulk run when the
@@ -107,6 +180,9 @@ func (w *world) enterSteady(ii uint32) {
 // each went to changes no outcome) and service time (the same).
 func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
 	inst := &w.insts[ii]
+	if inst.replay {
+		return false // its RPCs so far are replayed on the config they had
+	}
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	was, sessions, ok := steadyRoute(inst.ch.Config(), load)
 	if !ok || sessions {
@@ -144,6 +220,10 @@ func (w *world) leaveSteady(ii uint32) {
 		return
 	}
 	now := w.kernel.Now()
+	if inst.replay {
+		w.replay(ii, now, false)
+		return
+	}
 	next := w.settleSteady(ii, now, true)
 	w.kernel.Schedule(sim.Event{At: next, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }

@@ -118,6 +118,10 @@ type world struct {
 	flying    []flight
 	ages      []time.Duration
 	settleRng sim.Rand
+	// local runs the RPC events of a bulk run that is replayed, while
+	// replaying (steady.go).
+	local     *sim.Kernel
+	replaying bool
 	dp        dpCounters
 	lat       latencies
 	groups    []groupCounters // per group, in Config order
@@ -283,6 +287,7 @@ func build(cfg Config) (*world, error) {
 		w.cfg.Groups[gi].RPC.methods()
 	}
 	w.kernel = sim.NewKernel(w)
+	w.local = sim.NewKernel(w)
 	if err := w.resolveChannels(); err != nil {
 		return nil, err
 	}
@@ -466,7 +471,12 @@ func (w *world) stopClient(ev sim.Event) {
 func (w *world) results() *Results {
 	end := sim.Time(0).Add(w.cfg.Duration)
 	for ii := range w.insts {
-		if w.insts[ii].steady {
+		switch inst := &w.insts[ii]; {
+		case inst.replay:
+			// The fleet's kernel ran every event at end; what is left
+			// is in flight when the run ends.
+			w.replay(uint32(ii), end, true)
+		case inst.steady:
 			w.settleSteady(uint32(ii), end, false)
 		}
 	}
@@ -484,6 +494,7 @@ func (w *world) results() *Results {
 		Clients:        len(w.clients),
 		Duration:       w.cfg.Duration,
 		Events:         w.kernel.Events(),
+		ReplayedRPCs:   w.dp.replayed,
 		Groups:         groupInfo(&w.cfg),
 		SampleInterval: w.cfg.SampleInterval,
 		Samples:        w.sample,
