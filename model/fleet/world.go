@@ -164,13 +164,20 @@ type Options struct {
 	// TraceKind lists, in virtual-time order. The event is only valid
 	// during the call. A traced run is the same run as without: the RPCs
 	// of a steady channel are reported in bulk (TraceSteadyRPCs), unless
-	// ExactRPCs takes them one by one.
+	// ExactRPCs takes them one by one. One exception: a traced instance
+	// whose backend fails a share of its RPCs takes them one by one
+	// rather than replaying them at the end of a bulk run (steady.go), so
+	// that its trace tells each in time order; its client's random stream
+	// is then drawn in another order when its XdsClient draws from it
+	// meanwhile, which makes the traced run another sample of the same
+	// distribution.
 	Trace func(*TraceEvent)
 	// TraceClients, if not empty, limits Trace to these clients, each
 	// named "group/index" (every target of the client) or
 	// "group/index/target" (one of its XdsClient instances); the others
 	// are not traced and cost nothing. An unknown name is an error
-	// ([Config.CheckClient]). Tracing never changes the run.
+	// ([Config.CheckClient]). Tracing never changes the run (but for
+	// Trace's exception).
 	TraceClients []string
 	// ExactRPCs takes every RPC one by one, even those of a steady
 	// channel that would be accounted in bulk (steady.go): a run of the
