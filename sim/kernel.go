@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -193,6 +194,16 @@ func (k *Kernel) Stop() {
 	}
 }
 
+// NewLocalKernel returns a kernel as [NewKernel] does, for a few pending
+// events at a time (one entity's, say): it keeps them in a binary heap,
+// which for a handful of events costs less than the timing wheel, whose
+// cost is in moving events down its levels.
+func NewLocalKernel(h Handler) *Kernel {
+	k := NewKernel(h)
+	k.q.cur = math.MaxUint64 // every event is before it: all go to the heap
+	return k
+}
+
 // Restart sets the clock of a kernel with no pending events to now, which
 // may be before [Kernel.Now]: a kernel that runs one entity's events of a
 // stretch of time at a time, ahead of or behind the main kernel's clock,
@@ -203,7 +214,9 @@ func (k *Kernel) Restart(now Time) {
 		panic("sim: Restart of a kernel that is running or has events pending")
 	}
 	k.now = now
-	k.q.restart(uint64(now))
+	if k.q.cur != math.MaxUint64 {
+		k.q.restart(uint64(now))
+	}
 }
 
 // MoveTo removes every pending event and schedules it on dst, in (At, Seq)

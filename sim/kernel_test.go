@@ -461,13 +461,21 @@ func TestWatchIsCalledAtTheCountsItAsksForAndCanStop(t *testing.T) {
 }
 
 // TestRestartedKernelRunsAStretchBehindAnotherAndMovesTheRest: a kernel
-// restarted behind the time it reached runs the events of a new stretch
-// in (At, Seq) order, in its wheel or not, and MoveTo hands what is left
-// to another kernel in that order, after the events that kernel already
-// has for the same time.
+// (a wheel's or a local one's) restarted behind the time it reached runs
+// the events of a new stretch in (At, Seq) order, and MoveTo hands what
+// is left to another kernel in that order.
 func TestRestartedKernelRunsAStretchBehindAnotherAndMovesTheRest(t *testing.T) {
+	for _, kind := range []struct {
+		name string
+		new  func(Handler) *Kernel
+	}{{"wheel", NewKernel}, {"local", NewLocalKernel}} {
+		t.Run(kind.name, func(t *testing.T) { testRestart(t, kind.new) })
+	}
+}
+
+func testRestart(t *testing.T, newKernel func(Handler) *Kernel) {
 	local, main := &recorder{}, &recorder{}
-	lk, mk := NewKernel(local), NewKernel(main)
+	lk, mk := newKernel(local), NewKernel(main)
 	for _, tt := range []struct {
 		name    string
 		from    Time

@@ -226,6 +226,13 @@ func (w *world) backendEvent(ev sim.Event) {
 			}
 		}
 	}
+	if e.Action == BackendFail {
+		if end {
+			w.failing--
+		} else {
+			w.failing++
+		}
+	}
 }
 
 // startRPCs starts the instance's RPC arrivals.

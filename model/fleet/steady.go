@@ -87,7 +87,7 @@ func (w *world) steadyEligible(ii uint32) bool {
 // instance between its start and its end. A traced instance takes its
 // RPCs one by one, so that its trace tells each in time order.
 func (w *world) replayEligible(ii uint32) bool {
-	if w.exactRPCs || w.tracing(ii) {
+	if w.exactRPCs || w.failing == 0 && w.cfg.DataPlane.Backend.ErrorRate == 0 || w.tracing(ii) {
 		return false
 	}
 	inst := &w.insts[ii]

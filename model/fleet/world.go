@@ -122,9 +122,13 @@ type world struct {
 	// replaying (steady.go).
 	local     *sim.Kernel
 	replaying bool
-	dp        dpCounters
-	lat       latencies
-	groups    []groupCounters // per group, in Config order
+	// failing counts the backend events that make backends fail RPCs
+	// and have begun but not ended: without them (and without a default
+	// error rate) no instance needs replayEligible's look.
+	failing int
+	dp      dpCounters
+	lat     latencies
+	groups  []groupCounters // per group, in Config order
 	// sources labels the incidents windows are attributed to (see
 	// attribute), by index.
 	sources []string
@@ -294,7 +298,7 @@ func build(cfg Config) (*world, error) {
 		w.cfg.Groups[gi].RPC.methods()
 	}
 	w.kernel = sim.NewKernel(w)
-	w.local = sim.NewKernel(w)
+	w.local = sim.NewLocalKernel(w)
 	if err := w.resolveChannels(); err != nil {
 		return nil, err
 	}
