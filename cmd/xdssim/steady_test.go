@@ -20,7 +20,7 @@ import (
 // run ended), failures and retries, the failure windows they make, and
 // the RPCs' latency quantiles.
 var steadyMetrics = []string{
-	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "sessions.started",
+	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "retries.throttled", "sessions.started",
 	"failure_windows.count", "failure_windows.client_seconds",
 	"rpc.latency_seconds.p50", "rpc.latency_seconds.p90", "rpc.latency_seconds.p99", "rpc.latency_seconds.p999",
 }
@@ -47,12 +47,12 @@ type steadyCase struct {
 	library bool
 }
 
-// inFlightScenario is a fleet whose RPCs are accounted in bulk until, at
-// 15 s, something ends the RPCs in flight: one of the three backends
-// crashes, or every client restarts. The exact path fails the RPCs in
-// flight to the crashed backend, and drops without an outcome those of a
-// client that stops; the bulk path must do the same.
-const inFlightScenario = `name = "in-flight-%[1]s"
+// steadyScenario is the fleet of the in-flight and partial-failure
+// cases: 25 s of clients (starting over 5 s) whose RPCs go to the three
+// backends of service "echo". Its arguments: the name, what the service
+// adds (%[2]s), the group (%[3]s), its rpc table's keys (%[4]s), the
+// service time (%[5]s) and TOML at the end (%[6]s).
+const steadyScenario = `name = "%[1]s"
 seed = 1
 duration = "25s"
 
@@ -62,15 +62,22 @@ name = "cp"
 [[control_plane.service]]
 name = "echo"
 endpoints = 3
+%[2]s
 
 [[fleet.group]]
-clients = 500
 start_spread = "5s"
-rpc = { %[3]s }
+%[3]s
+rpc = { %[4]s }
 
 [data_plane]
-service_time = %[2]s
-%[4]s`
+service_time = %[5]s
+%[6]s`
+
+// The in-flight cases are a fleet whose RPCs are accounted in bulk until,
+// at 15 s, something ends the RPCs in flight: one of the three backends
+// crashes, or every client restarts. The exact path fails the RPCs in
+// flight to the crashed backend, and drops without an outcome those of a
+// client that stops; the bulk path must do the same.
 
 // inFlightEvents are what ends the RPCs in flight at 15 s.
 var inFlightEvents = map[string]string{
@@ -101,45 +108,24 @@ var inFlightServices = []struct{ name, dist, rpc string }{
 	{"lognormal", `{ dist = "lognormal", median = "50ms", p99 = "500ms" }`, `rate = 1, deadline = "0s"`},
 }
 
-// partialScenario is a fleet whose RPCs go to three backends, one of
-// which fails a share of them (%[5]s) from 8 s, for 12 s or to the end of
-// the run (%[6]s): retried (num_retries 2, on UNAVAILABLE, the code the
-// backend fails them with), with or without gRFC A55 sessions (%[4]s: the
-// route's session and the RPCs' sessions, which pin a session's retries
-// to its host, and end after a lifetime, which ends a bulk run), under the
-// default 1 s deadline. The bulk path replays the RPCs of each instance
-// while the backend fails (model/fleet/steady.go replay); the exact path
-// takes them as kernel events.
-const partialScenario = `name = "partial-%[1]s"
-seed = 1
-duration = "25s"
-
-[[control_plane]]
-name = "cp"
-
-[[control_plane.service]]
-name = "echo"
-endpoints = 3
-retry = { on = ["unavailable"], num_retries = 2 }
-%[4]s
-
-[[fleet.group]]
-clients = 300
-profile = "grpc-core"
-start_spread = "5s"
-rpc = { %[3]s }
-
-[data_plane]
-service_time = %[2]s
-
+// partialFailure is what the partial-failure cases add to steadyScenario:
+// one of the three backends fails a share of the RPCs (%[1]s) from 8 s,
+// for 12 s or to the end of the run (%[2]s), with UNAVAILABLE, which the
+// route retries twice (num_retries 2), with or without gRFC A55 sessions
+// (the route's session and the RPCs' sessions, which pin a session's
+// retries to its host and end after a lifetime), under the default 1 s
+// deadline. The bulk path replays the RPCs of each instance while the
+// backend fails (model/fleet/steady.go replay); the exact path takes them
+// as kernel events.
+const partialFailure = `
 [[backend]]
 at = "8s"
-%[6]s
+%[2]s
 action = "fail"
 service = "echo"
 first = 1
 count = 1
-error_rate = %[5]s
+error_rate = %[1]s
 `
 
 // partialCases are the partial-failure cases: error rates 0.5 (for 12 s)
@@ -157,19 +143,28 @@ func partialCases() []steadyCase {
 					continue
 				}
 				name := "partial-" + rate.name + "-" + st.name
-				route, rpc := "", st.rpc
+				route, rpc := `retry = { on = ["unavailable"], num_retries = 2 }`, st.rpc
 				if sessions {
 					name += "-sessions"
-					route = `session = { cookie = "echo-session" }`
+					route += "\n" + `session = { cookie = "echo-session" }`
 					rpc += `, sessions = 2, session_lifetime = "6s"`
 				}
-				data := fmt.Sprintf(partialScenario, name, st.dist, rpc, route, rate.rate, rate.duration)
+				data := fmt.Sprintf(steadyScenario, name, route, "clients = 300\nprofile = \"grpc-core\"", rpc, st.dist,
+					fmt.Sprintf(partialFailure, rate.rate, rate.duration))
 				src := &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
 				cases = append(cases, steadyCase{name: name, src: src, seeds: 20, ks: true, replays: 0.3})
 			}
 		}
 	}
-	return cases
+	// And a retry throttle (gRFC A6; a what-if on an xDS channel), which
+	// the failures drain: retries stop while it has half its tokens or
+	// fewer.
+	name := "partial-0.5-2ms-throttle"
+	data := fmt.Sprintf(steadyScenario, name, `retry = { on = ["unavailable"], num_retries = 2 }`,
+		`clients = 300`+"\n"+`profile = "grpc-core"`, `rate = 10, throttle_max_tokens = 10, throttle_token_ratio = 0.1`,
+		inFlightServices[0].dist, fmt.Sprintf(partialFailure, "0.5", `duration = "12s"`))
+	src := &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
+	return append(cases, steadyCase{name: name, src: src, sets: []string{"what_if=true"}, seeds: 20, ks: true, replays: 0.3})
 }
 
 // steadyCases are the library scenarios (at the reduced size of
@@ -190,10 +185,10 @@ func steadyCases(t *testing.T) []steadyCase {
 	return append(cases, partialCases()...)
 }
 
-// inFlightSource is inFlightScenario with the event, the service time
-// and the rpc table's keys, and extra TOML at the end.
+// inFlightSource is the in-flight case's steadyScenario with the event,
+// the service time and the rpc table's keys, and extra TOML at the end.
 func inFlightSource(name, event, dist, rpc, extra string) *scenarios.Source {
-	data := fmt.Sprintf(inFlightScenario, name, dist, rpc, inFlightEvents[event]) + extra
+	data := fmt.Sprintf(steadyScenario, "in-flight-"+name, "", "clients = 500", rpc, dist, inFlightEvents[event]) + extra
 	return &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
 }
 
@@ -269,8 +264,8 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				t.Errorf("the exact path replayed %d RPCs", exact.replayed)
 			}
 			share := float64(bulk.replayed) / bulk.rpcs
-			t.Logf("bulk: %.2f of the RPCs replayed; exact: %.0f RPCs, %.0f failed, %.0f retries, %d failure windows (means per seed but windows)",
-				share, mean(exact.figures[0]), mean(exact.figures[1]), mean(exact.figures[4]), len(exact.windows))
+			t.Logf("bulk: %.2f of the RPCs replayed; exact, a seed's mean: %.0f RPCs, %.0f failed, %.0f retries, %.0f throttled; %d failure windows in all",
+				share, mean(exact.figures[0]), mean(exact.figures[1]), mean(exact.figures[4]), mean(exact.figures[5]), len(exact.windows))
 			switch {
 			case tc.library:
 			case tc.replays == 0 && bulk.replayed != 0:
