@@ -39,12 +39,12 @@ type instance struct {
 	complete  bool // every resource of the target's config is cached
 	replay    bool
 	firstConn uint32 // its conns: firstConn .. +len(group.Servers)
-	// inflight counts the RPCs of this generation that hold a slot.
-	inflight uint32
 	// The data plane: the channel's config, connections and sessions,
 	// its retry throttle and its open failure window.
-	ch         dataplane.Channel
-	throttle   dataplane.Throttle
+	ch       dataplane.Channel
+	throttle dataplane.Throttle
+	// inflight counts the RPCs of this generation that hold a slot.
+	inflight   uint32
 	steadyFrom sim.Time
 	win        dataplane.Tracker
 	waiting    []uint32 // RPCs waiting for a first config
