@@ -45,6 +45,13 @@ type rpc struct {
 	cause         dataplane.Cause
 	waiting       bool // waiting for the channel's first config
 	broken        bool // the RPC's session lost its backend
+	// due is when its pending event runs: the end of its attempt, or
+	// with retrying its next attempt (replay takes the event over).
+	due      sim.Time
+	retrying bool
+	// next links the instance's RPCs (instance.rpcs): the next one's
+	// slot plus one, 0 for none.
+	next uint32
 	// hashed: the route's hash policies gave the RPC hash (ring_hash).
 	hashed bool
 	hash   uint64
@@ -71,11 +78,16 @@ func (rs *rpcSlots) free(s uint32) {
 	rs.spare = append(rs.spare, s)
 }
 
-// freeRPC frees RPC slot s, which its instance no longer counts in flight.
+// freeRPC frees RPC slot s, which leaves its instance's RPCs.
 func (w *world) freeRPC(s uint32) {
 	r := &w.rpcs.slots[s]
 	if inst := &w.insts[r.inst]; r.instGen == inst.rpcGen {
-		inst.inflight--
+		for p := &inst.rpcs; *p != 0; p = &w.rpcs.slots[*p-1].next {
+			if *p == s+1 {
+				*p = r.next
+				break
+			}
+		}
 	}
 	w.rpcs.free(s)
 }
@@ -243,7 +255,7 @@ func (w *world) startRPCs(ii uint32) {
 		return
 	}
 	inst.rpcGen++
-	inst.inflight = 0
+	inst.rpcs = 0
 	inst.ch.Reset()
 	inst.steady, inst.replay = false, false
 	if load.ThrottleMaxTokens > 0 {
@@ -291,7 +303,7 @@ func (w *world) stopRPCs(ii uint32) {
 		w.settleSteady(ii, w.kernel.Now(), false)
 	}
 	inst.rpcGen++
-	inst.inflight = 0
+	inst.rpcs = 0
 	inst.ch.Reset()
 	for _, s := range inst.waiting {
 		w.freeRPC(s)
@@ -372,9 +384,9 @@ func (w *world) newRPC(ii uint32, id uint64, began sim.Time) uint32 {
 	inst := &w.insts[ii]
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	s := w.rpcs.alloc()
-	inst.inflight++
 	r := &w.rpcs.slots[s]
-	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began}
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began, next: inst.rpcs}
+	inst.rpcs = s + 1
 	if load.Deadline > 0 {
 		r.deadline = began.Add(load.Deadline)
 	}
@@ -525,6 +537,7 @@ func (w *world) attempt(s uint32, began, done sim.Time) {
 		at, r.code, r.cause = deadline, codes.DeadlineExceeded, dataplane.Deadline
 	}
 	inst.ch.Started(p.Backend)
+	r.due, r.retrying = at, false
 	w.kernel.Schedule(sim.Event{At: at, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
 }
 
@@ -584,6 +597,7 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 		w.group(r.inst).retries++
 		w.bucketAt(d.At).retries++
 		r.cause = cause
+		r.due, r.retrying = d.At, true
 		w.kernel.Schedule(sim.Event{At: d.At, Entity: s, Kind: kindRPCRetry, Arg: uint64(r.gen)})
 		return
 	}

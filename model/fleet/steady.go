@@ -49,16 +49,12 @@ func (w *world) steadyEligible(ii uint32) bool {
 	if w.exactRPCs {
 		return false
 	}
-	inst := &w.insts[ii]
-	cfg := inst.ch.Config()
-	if inst.xds == nil || cfg == nil || len(inst.waiting) > 0 {
-		return false
-	}
-	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	ci, sessions, ok := steadyRoute(cfg, load)
+	load, ci, sessions, ok := w.bulkRoute(ii)
 	if !ok {
 		return false
 	}
+	inst := &w.insts[ii]
+	cfg := inst.ch.Config()
 	if sessions && load.SessionRPCs > 0 && load.SessionLifetime > 0 {
 		// A session ended by its count inside a bulk run would start at
 		// an unknown time, which its lifetime then needs.
@@ -82,26 +78,33 @@ func (w *world) steadyEligible(ii uint32) bool {
 // replayEligible reports whether instance ii's RPCs from now on can be
 // replayed in bulk: its channel is steady but for a backend that fails a
 // fraction of RPCs (dataplane.Channel.SteadyFailing), and none of its
-// RPCs is in flight or waiting, so that the replay, which takes the
-// instance's RPCs of the run in time order, takes every RPC of the
-// instance between its start and its end. A traced instance takes its
-// RPCs one by one, so that its trace tells each in time order.
+// RPCs waits for a config. A traced instance takes its RPCs one by one,
+// so that its trace tells each in time order.
 func (w *world) replayEligible(ii uint32) bool {
 	if w.exactRPCs || w.failing == 0 && w.cfg.DataPlane.Backend.ErrorRate == 0 || w.tracing(ii) {
 		return false
 	}
-	inst := &w.insts[ii]
-	cfg := inst.ch.Config()
-	if inst.xds == nil || cfg == nil || inst.inflight > 0 || len(inst.waiting) > 0 {
-		return false
-	}
-	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	ci, sessions, ok := steadyRoute(cfg, load)
+	_, ci, sessions, ok := w.bulkRoute(ii)
 	if !ok {
 		return false
 	}
 	env := w.env(ii)
-	return inst.ch.SteadyFailing(&env, ci, sessions)
+	return w.insts[ii].ch.SteadyFailing(&env, ci, sessions)
+}
+
+// bulkRoute returns what either kind of bulk run needs of instance ii:
+// its RPC load, the cluster its RPCs go to and whether they carry
+// sessions. ok is false when its channel has no config, an RPC waits for
+// one, or the RPCs' route does not take them to one cluster (steadyRoute).
+func (w *world) bulkRoute(ii uint32) (load *RPCLoad, ci int, sessions, ok bool) {
+	inst := &w.insts[ii]
+	cfg := inst.ch.Config()
+	if inst.xds == nil || cfg == nil || len(inst.waiting) > 0 {
+		return nil, 0, false, false
+	}
+	load = &w.cfg.Groups[w.clients[inst.client].group].RPC
+	ci, sessions, ok = steadyRoute(cfg, load)
+	return load, ci, sessions, ok
 }
 
 // enterReplay makes instance ii's RPCs from now on, this one included, a
@@ -109,11 +112,17 @@ func (w *world) replayEligible(ii uint32) bool {
 // on, as enterSteady's does; a session's end of life does not end the
 // run: the replay takes the RPCs one by one, and the one that finds its
 // session over starts another (dataplane.Channel.Session) as the exact
-// path does.
+// path does. The instance's RPCs in flight or waiting to retry join the
+// run: their pending events are dropped (their slots' gen moves on) and
+// the replay takes them over, so that it takes every event of the
+// instance's RPCs from now to its end, in time order.
 func (w *world) enterReplay(ii uint32) {
 	inst := &w.insts[ii]
 	inst.arrivals++
 	inst.steady, inst.replay, inst.steadyFrom = true, true, w.kernel.Now()
+	for s := inst.rpcs; s != 0; s = w.rpcs.slots[s-1].next {
+		w.rpcs.slots[s-1].gen++
+	}
 }
 
 // replay ends instance ii's replayed bulk run at t (after every event at t
@@ -139,6 +148,19 @@ func (w *world) replay(ii uint32, t sim.Time, through bool) {
 	from := inst.steadyFrom
 	lk.Restart(from)
 	lk.Schedule(sim.Event{At: from, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
+	// The RPCs that were in flight at from (enterReplay), their events
+	// after the arrival that began the run, as they were in the fleet's
+	// kernel. (Two of them due at once would run newest first, where the
+	// fleet's kernel runs them in the order they were scheduled: one
+	// instance's RPCs are not due at once but by chance of measure zero.)
+	for s := inst.rpcs; s != 0; s = w.rpcs.slots[s-1].next {
+		r := &w.rpcs.slots[s-1]
+		kind := uint32(kindRPCAttempt)
+		if r.retrying {
+			kind = kindRPCRetry
+		}
+		lk.Schedule(sim.Event{At: r.due, Entity: s - 1, Kind: kind, Arg: uint64(r.gen)})
+	}
 	if !through {
 		t--
 	}

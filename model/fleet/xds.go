@@ -43,8 +43,9 @@ type instance struct {
 	// its retry throttle and its open failure window.
 	ch       dataplane.Channel
 	throttle dataplane.Throttle
-	// inflight counts the RPCs of this generation that hold a slot.
-	inflight   uint32
+	// rpcs is the first of its RPCs of this generation that hold a slot
+	// (plus one; 0: none); rpc.next links the others.
+	rpcs       uint32
 	steadyFrom sim.Time
 	win        dataplane.Tracker
 	waiting    []uint32 // RPCs waiting for a first config
