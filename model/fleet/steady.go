@@ -126,16 +126,18 @@ func (w *world) enterReplay(ii uint32) {
 }
 
 // replay ends instance ii's replayed bulk run at t (after every event at t
-// with through, before them without): it runs the run's RPCs one by one
-// on a kernel of their own, the exact path's code on the instance alone,
-// from the run's first arrival to t, and moves what is still pending then
+// with through, before them without): it runs the run's RPCs, and those
+// in flight when it began (enterReplay), one by one on a kernel of their
+// own, the exact path's code on the instance alone, from the run's first
+// arrival to t, and moves what is still pending then
 // (its next arrival, its RPCs in flight or waiting to retry) to the
 // fleet's kernel, where they go on as exact RPCs.
 //
 // This is the exact path, in another order. While the run lasts, nothing
 // its RPCs depend on changes but by themselves: its config and the
 // backends do not (either ends the run first), no other instance's RPC
-// touches its channel, throttle or failure window, and the figures its
+// touches its channel, throttle or failure window, a backend has no
+// capacity or queue that instances share, and the figures its
 // RPCs add to (counts, the per-sample buckets, the latency histograms,
 // the list of failure windows, sorted at the end) are sums, which do not
 // depend on the order they are added in. Its draws come from its client's
