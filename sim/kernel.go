@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -190,5 +191,49 @@ func (k *Kernel) sampleThrough(t Time) (stopped bool) {
 func (k *Kernel) Stop() {
 	if k.running {
 		k.stopped = true
+	}
+}
+
+// NewLocalKernel returns a kernel as [NewKernel] does, for a few pending
+// events at a time (one entity's, say): it keeps them in a binary heap,
+// which for a handful of events costs less than the timing wheel, whose
+// cost is in moving events down its levels.
+func NewLocalKernel(h Handler) *Kernel {
+	k := NewKernel(h)
+	k.q.cur = math.MaxUint64 // every event is before it: all go to the heap
+	return k
+}
+
+// Restart sets the clock of a kernel with no pending events to now, which
+// may be before [Kernel.Now]: a kernel that runs one entity's events of a
+// stretch of time at a time, ahead of or behind the main kernel's clock,
+// starts each stretch afresh. Restart panics during a run or with events
+// pending.
+func (k *Kernel) Restart(now Time) {
+	if k.running || k.q.len() > 0 {
+		panic("sim: Restart of a kernel that is running or has events pending")
+	}
+	k.now = now
+	if k.q.cur != math.MaxUint64 {
+		k.q.restart(uint64(now))
+	}
+}
+
+// MoveTo removes every pending event and schedules it on dst, in (At, Seq)
+// order, so that they keep their order among themselves and run after the
+// events dst already has for the same time; dst may be running. It panics
+// during a run of k, or if an event is before dst's clock.
+func (k *Kernel) MoveTo(dst *Kernel) {
+	if k.running {
+		panic("sim: MoveTo during a run")
+	}
+	for {
+		next := k.q.front()
+		if next == nil {
+			return
+		}
+		ev := *next
+		k.q.pop()
+		dst.Schedule(ev)
 	}
 }

@@ -459,3 +459,56 @@ func TestWatchIsCalledAtTheCountsItAsksForAndCanStop(t *testing.T) {
 		t.Errorf("stopped after %d events at %v, want 40 at 39ns", k.Events(), k.Now())
 	}
 }
+
+// TestRestartedKernelRunsAStretchBehindAnotherAndMovesTheRest: a kernel
+// (a wheel's or a local one's) restarted behind the time it reached runs
+// the events of a new stretch in (At, Seq) order, and MoveTo hands what
+// is left to another kernel in that order.
+func TestRestartedKernelRunsAStretchBehindAnotherAndMovesTheRest(t *testing.T) {
+	for _, kind := range []struct {
+		name string
+		new  func(Handler) *Kernel
+	}{{"wheel", NewKernel}, {"local", NewLocalKernel}} {
+		t.Run(kind.name, func(t *testing.T) { testRestart(t, kind.new) })
+	}
+}
+
+func testRestart(t *testing.T, newKernel func(Handler) *Kernel) {
+	local, main := &recorder{}, &recorder{}
+	lk, mk := newKernel(local), NewKernel(main)
+	for _, tt := range []struct {
+		name    string
+		from    Time
+		at      []Time // entities are their index
+		until   Time
+		handled []uint32
+		moved   []uint32
+	}{
+		{"a first stretch", 1 << 30, []Time{1<<30 + 5, 1<<30 + 1<<20, 1 << 40}, 1<<30 + 1<<20, []uint32{0, 1}, []uint32{2}},
+		{"one behind it", 1000, []Time{1 << 41, 3000, 1000, 3000}, 2999, []uint32{2}, []uint32{1, 3, 0}},
+		{"every event at until", 7, []Time{7, 7}, 7, []uint32{0, 1}, nil},
+	} {
+		local.got, main.got = nil, nil
+		lk.Restart(tt.from)
+		for i, at := range tt.at {
+			lk.Schedule(Event{At: at, Entity: uint32(i)})
+		}
+		lk.Run(tt.until)
+		if got := local.entities(); !slices.Equal(got, tt.handled) {
+			t.Errorf("%s: handled %v, want %v", tt.name, got, tt.handled)
+		}
+		lk.MoveTo(mk)
+		mk.Run(Never - 1)
+		if got := main.entities(); !slices.Equal(got, tt.moved) {
+			t.Errorf("%s: moved %v, want %v", tt.name, got, tt.moved)
+		}
+		if lk.Pending() != 0 {
+			t.Errorf("%s: %d events left after MoveTo", tt.name, lk.Pending())
+		}
+		mk = NewKernel(main) // the next case's events may be behind this one's clock
+	}
+	mustPanic(t, func() {
+		lk.Schedule(Event{At: lk.Now() + 1})
+		lk.Restart(0)
+	})
+}

@@ -60,6 +60,12 @@ type slot struct {
 
 func (q *queue) len() int { return q.n }
 
+// restart makes an empty queue's current slot the one of at, so that
+// events from at on are filed in the wheel, not in early.
+func (q *queue) restart(at uint64) {
+	q.cur, q.head = at, 0
+}
+
 func (q *queue) push(ev Event) {
 	q.n++
 	if at := uint64(ev.At); at >= q.cur {

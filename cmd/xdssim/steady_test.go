@@ -20,7 +20,7 @@ import (
 // run ended), failures and retries, the failure windows they make, and
 // the RPCs' latency quantiles.
 var steadyMetrics = []string{
-	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "sessions.started",
+	"rpc.total", "rpc.failed", "rpc.by_code.OK", unanswered, "retries.attempts", "retries.throttled", "sessions.started",
 	"failure_windows.count", "failure_windows.client_seconds",
 	"rpc.latency_seconds.p50", "rpc.latency_seconds.p90", "rpc.latency_seconds.p99", "rpc.latency_seconds.p999",
 }
@@ -40,14 +40,19 @@ type steadyCase struct {
 	// windows' durations (two-sample Kolmogorov–Smirnov), which needs
 	// more seeds than the means do.
 	ks bool
+	// replays: the bulk side replays (fleet.Results.ReplayedRPCs) at least
+	// this share of its RPCs; 0: none (a case that needs no replay must
+	// not take one). The library scenarios are not checked.
+	replays float64
+	library bool
 }
 
-// inFlightScenario is a fleet whose RPCs are accounted in bulk until, at
-// 15 s, something ends the RPCs in flight: one of the three backends
-// crashes, or every client restarts. The exact path fails the RPCs in
-// flight to the crashed backend, and drops without an outcome those of a
-// client that stops; the bulk path must do the same.
-const inFlightScenario = `name = "in-flight-%[1]s"
+// steadyScenario is the fleet of the in-flight and partial-failure
+// cases: 25 s of clients (starting over 5 s) whose RPCs go to the three
+// backends of service "echo". Its arguments: the name, what the service
+// adds (%[2]s), the group (%[3]s), its rpc table's keys (%[4]s), the
+// service time (%[5]s) and TOML at the end (%[6]s).
+const steadyScenario = `name = "%[1]s"
 seed = 1
 duration = "25s"
 
@@ -57,15 +62,22 @@ name = "cp"
 [[control_plane.service]]
 name = "echo"
 endpoints = 3
+%[2]s
 
 [[fleet.group]]
-clients = 500
 start_spread = "5s"
-rpc = { %[3]s }
+%[3]s
+rpc = { %[4]s }
 
 [data_plane]
-service_time = %[2]s
-%[4]s`
+service_time = %[5]s
+%[6]s`
+
+// The in-flight cases are a fleet whose RPCs are accounted in bulk until,
+// at 15 s, something ends the RPCs in flight: one of the three backends
+// crashes, or every client restarts. The exact path fails the RPCs in
+// flight to the crashed backend, and drops without an outcome those of a
+// client that stops; the bulk path must do the same.
 
 // inFlightEvents are what ends the RPCs in flight at 15 s.
 var inFlightEvents = map[string]string{
@@ -96,13 +108,73 @@ var inFlightServices = []struct{ name, dist, rpc string }{
 	{"lognormal", `{ dist = "lognormal", median = "50ms", p99 = "500ms" }`, `rate = 1, deadline = "0s"`},
 }
 
+// partialFailure is what the partial-failure cases add to steadyScenario:
+// one of the three backends fails a share of the RPCs (%[1]s) from 8 s,
+// for 12 s or to the end of the run (%[2]s), with UNAVAILABLE, which the
+// route retries twice (num_retries 2), with or without gRFC A55 sessions
+// (the route's session and the RPCs' sessions, which pin a session's
+// retries to its host and end after a lifetime), under the default 1 s
+// deadline. The bulk path replays the RPCs of each instance while the
+// backend fails (model/fleet/steady.go replay); the exact path takes them
+// as kernel events.
+const partialFailure = `
+[[backend]]
+at = "8s"
+%[2]s
+action = "fail"
+service = "echo"
+first = 1
+count = 1
+error_rate = %[1]s
+`
+
+// partialCases are the partial-failure cases: error rates 0.5 (for 12 s)
+// and 0.1 (to the end of the run), with and without sessions, at the
+// service times of the in-flight cases' 2 ms (10 RPCs/s) and 500 ms (1
+// RPC/s: RPCs in flight and retries overlap the failure's start and end).
+func partialCases() []steadyCase {
+	var cases []steadyCase
+	for _, rate := range []struct{ name, rate, duration string }{
+		{"0.5", "0.5", `duration = "12s"`}, {"0.1", "0.1", ""},
+	} {
+		for _, sessions := range []bool{false, true} {
+			for _, st := range inFlightServices[:3] {
+				if st.name == "50ms" {
+					continue
+				}
+				name := "partial-" + rate.name + "-" + st.name
+				route, rpc := `retry = { on = ["unavailable"], num_retries = 2 }`, st.rpc
+				if sessions {
+					name += "-sessions"
+					route += "\n" + `session = { cookie = "echo-session" }`
+					rpc += `, sessions = 2, session_lifetime = "6s"`
+				}
+				data := fmt.Sprintf(steadyScenario, name, route, "clients = 300\nprofile = \"grpc-core\"", rpc, st.dist,
+					fmt.Sprintf(partialFailure, rate.rate, rate.duration))
+				src := &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
+				cases = append(cases, steadyCase{name: name, src: src, seeds: 20, ks: true, replays: 0.3})
+			}
+		}
+	}
+	// And a retry throttle (gRFC A6; a what-if on an xDS channel), which
+	// the failures drain: retries stop while it has half its tokens or
+	// fewer.
+	name := "partial-0.5-2ms-throttle"
+	data := fmt.Sprintf(steadyScenario, name, `retry = { on = ["unavailable"], num_retries = 2 }`,
+		`clients = 300`+"\n"+`profile = "grpc-core"`, `rate = 10, throttle_max_tokens = 10, throttle_token_ratio = 0.1`,
+		inFlightServices[0].dist, fmt.Sprintf(partialFailure, "0.5", `duration = "12s"`))
+	src := &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
+	return append(cases, steadyCase{name: name, src: src, sets: []string{"what_if=true"}, seeds: 20, ks: true, replays: 0.3})
+}
+
 // steadyCases are the library scenarios (at the reduced size of
-// TestLibraryScenariosAtReducedSize) and the in-flight scenarios.
+// TestLibraryScenariosAtReducedSize), the in-flight scenarios and the
+// partial-failure ones.
 func steadyCases(t *testing.T) []steadyCase {
 	var cases []steadyCase
 	for _, e := range scenarios.Library() {
 		src, _, sets := openReduced(t, e.Name)
-		cases = append(cases, steadyCase{name: e.Name, src: src, sets: sets, seeds: 6})
+		cases = append(cases, steadyCase{name: e.Name, src: src, sets: sets, seeds: 6, library: true})
 	}
 	for _, event := range []string{"crash", "restart"} {
 		for _, st := range inFlightServices {
@@ -110,13 +182,13 @@ func steadyCases(t *testing.T) []steadyCase {
 			cases = append(cases, steadyCase{name: name, src: inFlightSource(name, event, st.dist, st.rpc, ""), seeds: 20, ks: true})
 		}
 	}
-	return cases
+	return append(cases, partialCases()...)
 }
 
-// inFlightSource is inFlightScenario with the event, the service time
-// and the rpc table's keys, and extra TOML at the end.
+// inFlightSource is the in-flight case's steadyScenario with the event,
+// the service time and the rpc table's keys, and extra TOML at the end.
 func inFlightSource(name, event, dist, rpc, extra string) *scenarios.Source {
-	data := fmt.Sprintf(inFlightScenario, name, dist, rpc, inFlightEvents[event]) + extra
+	data := fmt.Sprintf(steadyScenario, "in-flight-"+name, "", "clients = 500", rpc, dist, inFlightEvents[event]) + extra
 	return &scenarios.Source{File: name + ".toml", Name: name, Data: []byte(data)}
 }
 
@@ -147,6 +219,10 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				figures [][]float64
 				windows []float64 // durations, seconds
 				latency []int64   // every run's RPC latencies, by bucket
+				// replayed and rpcs are the RPCs replayed in bulk runs
+				// and all RPCs, over the seeds.
+				replayed int
+				rpcs     float64
 			}
 			sides := [2]side{{exact: true}, {exact: false}}
 			for i := range sides {
@@ -165,6 +241,8 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					sd.replayed += res.ReplayedRPCs
+					sd.rpcs += steadyFigure(res, "rpc.total")
 					for m, name := range steadyMetrics {
 						sd.figures[m] = append(sd.figures[m], steadyFigure(res, name))
 					}
@@ -182,6 +260,19 @@ func TestSteadyRPCsAreStatisticallyTheExactOnes(t *testing.T) {
 				}
 			}
 			exact, bulk := &sides[0], &sides[1]
+			if exact.replayed != 0 {
+				t.Errorf("the exact path replayed %d RPCs", exact.replayed)
+			}
+			share := float64(bulk.replayed) / bulk.rpcs
+			t.Logf("bulk: %.2f of the RPCs replayed; exact, a seed's mean: %.0f RPCs, %.0f failed, %.0f retries, %.0f throttled; %d failure windows in all",
+				share, mean(exact.figures[0]), mean(exact.figures[1]), mean(exact.figures[4]), mean(exact.figures[5]), len(exact.windows))
+			switch {
+			case tc.library:
+			case tc.replays == 0 && bulk.replayed != 0:
+				t.Errorf("the bulk path replayed %d RPCs where no backend fails some", bulk.replayed)
+			case share < tc.replays:
+				t.Errorf("the bulk path replayed %d of %.0f RPCs (%.2f), want at least %.2f", bulk.replayed, bulk.rpcs, share, tc.replays)
+			}
 			for m, name := range steadyMetrics {
 				e, b := exact.figures[m], bulk.figures[m]
 				me, se := meanSD(e)
@@ -231,6 +322,11 @@ func steadyFigure(res *fleet.Results, name string) float64 {
 		}
 	}
 	return v
+}
+
+func mean(xs []float64) float64 {
+	m, _ := meanSD(xs)
+	return m
 }
 
 func meanSD(xs []float64) (mean, sd float64) {

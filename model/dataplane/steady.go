@@ -25,6 +25,26 @@ import (
 // session has its cookie's host READY where the override policy may use
 // it (gRFC A55), so that no session breaks or waits.
 func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions bool) bool {
+	return ch.steady(env, ci, deadline, sessions, false)
+}
+
+// SteadyFailing reports whether the channel is steady at env.Now for RPCs
+// of cluster ci but for failures: as Steady, except that the backends may
+// fail a fraction of RPCs (an error rate below 1; at least one does) and
+// answer after any service time, whatever the RPCs' deadline. Nothing
+// about the channel then changes but by its own RPCs (their picks,
+// sessions and retries) as long as its config and the backends stay as
+// they are: a failed RPC changes no subchannel's connectivity (gRPC
+// reports a call's status to the application, not to the subchannel:
+// grpc-go clientconn.go, C-core subchannel.cc), and the model has no
+// outlier detection, so that each instance's RPCs are independent of
+// every other's.
+func (ch *Channel) SteadyFailing(env *Env, ci int, sessions bool) bool {
+	return ch.steady(env, ci, 0, sessions, true)
+}
+
+// steady is Steady, or with failing SteadyFailing.
+func (ch *Channel) steady(env *Env, ci int, deadline time.Duration, sessions, failing bool) bool {
 	if ch.cfg == nil || ci < 0 || ci >= len(ch.cfg.Clusters) {
 		return false
 	}
@@ -32,12 +52,18 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 	if c.Failed || c.Priorities != 1 || len(c.Localities) != 1 {
 		return false
 	}
-	ready := false
+	ready, fails := false, false
 	for i, e := range c.Endpoints {
 		if !childUsable(e.Health) {
 			continue
 		}
-		switch ch.serves(ci, i, env, deadline) {
+		if b := env.Backends.Get(ch.cls[ci].subs[i].backend); failing && b.ErrorRate > 0 {
+			if b.ErrorRate >= 1 {
+				return false
+			}
+			fails = true
+		}
+		switch ch.serves(ci, i, env, deadline, failing) {
 		case servesNow:
 			ready = true
 		case servesLater:
@@ -47,6 +73,9 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 		default:
 			return false
 		}
+	}
+	if failing && !fails {
+		return false // Steady's, or not steady for another reason
 	}
 	if !ready || !sessions {
 		return ready
@@ -58,7 +87,7 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 		}
 		ok := false
 		for i, e := range c.Endpoints {
-			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.serves(ci, i, env, deadline) == servesNow {
+			if e.Backend == s.host-1 && allowed.Has(e.Health) && ch.serves(ci, i, env, deadline, failing) == servesNow {
 				ok = true
 				break
 			}
@@ -73,16 +102,17 @@ func (ch *Channel) Steady(env *Env, ci int, deadline time.Duration, sessions boo
 // How an endpoint serves RPCs, for Steady.
 const (
 	servesNot   = iota // its backend is down, fails RPCs or may miss the deadline
-	servesNow          // READY, to a backend that answers every RPC OK in time
+	servesNow          // READY, to a backend that answers every RPC OK in time (or, failing, at all)
 	servesLater        // not READY yet, but to such a backend
 )
 
 // serves says how endpoint i of cluster ci serves RPCs with deadline
-// (0: none) at env.Now.
-func (ch *Channel) serves(ci, i int, env *Env, deadline time.Duration) int {
+// (0: none) at env.Now; with failing, a backend that fails some RPCs
+// serves them too.
+func (ch *Channel) serves(ci, i int, env *Env, deadline time.Duration, failing bool) int {
 	sc := &ch.cls[ci].subs[i]
 	b := env.Backends.Get(sc.backend)
-	if !b.Up || b.ErrorRate > 0 {
+	if !b.Up || b.ErrorRate > 0 && !failing {
 		return servesNot
 	}
 	if deadline > 0 {

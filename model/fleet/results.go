@@ -22,6 +22,10 @@ type Results struct {
 	Duration time.Duration
 	// Events is the number of kernel events processed.
 	Events uint64
+	// ReplayedRPCs counts the RPCs taken one by one in replayed bulk runs
+	// (a backend failed some of them), not as kernel events: what the
+	// bulk path covered, for tests and benchmarks to see.
+	ReplayedRPCs int
 	// Groups are the fleet's groups, in scenario order.
 	Groups []GroupInfo
 

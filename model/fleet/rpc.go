@@ -45,6 +45,13 @@ type rpc struct {
 	cause         dataplane.Cause
 	waiting       bool // waiting for the channel's first config
 	broken        bool // the RPC's session lost its backend
+	// due is when its pending event runs: the end of its attempt, or
+	// with retrying its next attempt (replay takes the event over).
+	due      sim.Time
+	retrying bool
+	// next links the instance's RPCs (instance.rpcs): the next one's
+	// slot plus one, 0 for none.
+	next uint32
 	// hashed: the route's hash policies gave the RPC hash (ring_hash).
 	hashed bool
 	hash   uint64
@@ -71,6 +78,20 @@ func (rs *rpcSlots) free(s uint32) {
 	rs.spare = append(rs.spare, s)
 }
 
+// freeRPC frees RPC slot s, which leaves its instance's RPCs.
+func (w *world) freeRPC(s uint32) {
+	r := &w.rpcs.slots[s]
+	if inst := &w.insts[r.inst]; r.instGen == inst.rpcGen {
+		for p := &inst.rpcs; *p != 0; p = &w.rpcs.slots[*p-1].next {
+			if *p == s+1 {
+				*p = r.next
+				break
+			}
+		}
+	}
+	w.rpcs.free(s)
+}
+
 // dpCounters are the data plane's totals.
 type dpCounters struct {
 	rpcs, failed    int
@@ -83,8 +104,11 @@ type dpCounters struct {
 	affinityBreaks  int
 	breaksBy        [dataplane.NumBreakReasons]int
 	timerSpurious   int
-	windows         []windowRecord
-	buckets         []bucket // per sample: what ended in it
+	// replayed counts the RPCs that began in replayed bulk runs
+	// (steady.go), not as kernel events.
+	replayed int
+	windows  []windowRecord
+	buckets  []bucket // per sample: what ended in it
 }
 
 // bucket counts what happened in one sample interval ((k-1)I, kI].
@@ -214,6 +238,13 @@ func (w *world) backendEvent(ev sim.Event) {
 			}
 		}
 	}
+	if e.Action == BackendFail {
+		if end {
+			w.failing--
+		} else {
+			w.failing++
+		}
+	}
 }
 
 // startRPCs starts the instance's RPC arrivals.
@@ -224,8 +255,9 @@ func (w *world) startRPCs(ii uint32) {
 		return
 	}
 	inst.rpcGen++
+	inst.rpcs = 0
 	inst.ch.Reset()
-	inst.steady = false
+	inst.steady, inst.replay = false, false
 	if load.ThrottleMaxTokens > 0 {
 		inst.throttle = dataplane.NewThrottle(load.ThrottleMaxTokens, load.ThrottleTokenRatio)
 	}
@@ -264,13 +296,17 @@ func (l *RPCLoad) interval() time.Duration { return sim.DurationOf(float64(time.
 // stop, RPCs in flight vanish uncounted, an open failure window closes.
 func (w *world) stopRPCs(ii uint32) {
 	inst := &w.insts[ii]
-	if inst.steady {
+	switch {
+	case inst.replay:
+		w.replay(ii, w.kernel.Now(), false) // what is left is dropped below
+	case inst.steady:
 		w.settleSteady(ii, w.kernel.Now(), false)
 	}
 	inst.rpcGen++
+	inst.rpcs = 0
 	inst.ch.Reset()
 	for _, s := range inst.waiting {
-		w.rpcs.free(s)
+		w.freeRPC(s)
 	}
 	inst.waiting = inst.waiting[:0]
 	if win, ok := inst.win.Close(); ok {
@@ -285,6 +321,12 @@ func (w *world) rpcArrival(ev sim.Event) {
 	if ev.Arg != inst.arrivalArg() || inst.xds == nil {
 		return
 	}
+	if !w.replaying && w.replayEligible(ii) {
+		// This RPC and the next are replayed one by one when the bulk
+		// run ends (steady.go).
+		w.enterReplay(ii)
+		return
+	}
 	c := &w.clients[inst.client]
 	load := &w.cfg.Groups[c.group].RPC
 	gap := load.interval()
@@ -293,7 +335,7 @@ func (w *world) rpcArrival(ev sim.Event) {
 	}
 	w.kernel.After(gap, sim.Event{Entity: ii, Kind: kindRPCArrival, Arg: ev.Arg})
 	w.arrive(ii)
-	if w.steadyEligible(ii) {
+	if !w.replaying && w.steadyEligible(ii) {
 		// The next RPCs are accounted in bulk; the arrival just
 		// scheduled is dropped (steady.go).
 		w.enterSteady(ii)
@@ -343,7 +385,8 @@ func (w *world) newRPC(ii uint32, id uint64, began sim.Time) uint32 {
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	s := w.rpcs.alloc()
 	r := &w.rpcs.slots[s]
-	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began}
+	*r = rpc{inst: ii, instGen: inst.rpcGen, gen: r.gen, session: -1, id: id, began: began, next: inst.rpcs}
+	inst.rpcs = s + 1
 	if load.Deadline > 0 {
 		r.deadline = began.Add(load.Deadline)
 	}
@@ -382,7 +425,7 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 			w.trace(ii, TraceEvent{Kind: TracePick, RPC: r.id, Attempt: 1, Code: codes.Unavailable, Cause: dataplane.NoHealthyEndpoint,
 				Detail: "no route matches " + m.Path, Rule: "gRFC A28 route matching: grpc-go xds resolver config selector"})
 		}
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, now, codes.Unavailable, dataplane.NoHealthyEndpoint, false)
 		return
 	}
@@ -393,7 +436,10 @@ func (w *world) begin(s uint32, began, done sim.Time) {
 	w.dp.attempted++
 	r.call.Start(route.Retry, began, r.deadline)
 	if load.Sessions > 0 && route.Session != nil && dataplane.PathMatches(route.Session.Path, m.Path) {
-		idx, started := inst.ch.Session(now, load.Sessions, load.SessionLifetime, load.SessionRPCs)
+		// The RPC takes its session as it began: an RPC of a bulk run
+		// still in flight when the run ends (resumeRPC) took it then,
+		// before the session's lifetime that may end the run ran out.
+		idx, started := inst.ch.Session(began, load.Sessions, load.SessionLifetime, load.SessionRPCs)
 		r.session = int32(idx)
 		if started {
 			w.dp.sessionsStarted++
@@ -420,7 +466,7 @@ func (w *world) configChanged(ii uint32) {
 			w.begin(s, now, 0)
 			continue
 		}
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, now, codes.Unavailable, w.noConfigCause(ii), false)
 	}
 }
@@ -491,6 +537,7 @@ func (w *world) attempt(s uint32, began, done sim.Time) {
 		at, r.code, r.cause = deadline, codes.DeadlineExceeded, dataplane.Deadline
 	}
 	inst.ch.Started(p.Backend)
+	r.due, r.retrying = at, false
 	w.kernel.Schedule(sim.Event{At: at, Entity: s, Kind: kindRPCAttempt, Arg: uint64(r.gen)})
 }
 
@@ -504,7 +551,7 @@ func (w *world) attemptDone(ev sim.Event) {
 	}
 	inst := &w.insts[r.inst]
 	if r.instGen != inst.rpcGen {
-		w.rpcs.free(s) // the client stopped under it
+		w.freeRPC(s) // the client stopped under it
 		return
 	}
 	ii, code, cause := r.inst, r.code, r.cause
@@ -512,7 +559,7 @@ func (w *world) attemptDone(ev sim.Event) {
 		// A deadline that ran out while the RPC waited for a config: why
 		// there is none is as things stand now.
 		inst.waiting = slices.DeleteFunc(inst.waiting, func(x uint32) bool { return x == s })
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		w.finish(ii, r.id, r.began, w.kernel.Now(), code, w.noConfigCause(ii), false)
 		return
 	}
@@ -550,13 +597,14 @@ func (w *world) attemptEnded(s uint32, now sim.Time, code codes.Code, cause data
 		w.group(r.inst).retries++
 		w.bucketAt(d.At).retries++
 		r.cause = cause
+		r.due, r.retrying = d.At, true
 		w.kernel.Schedule(sim.Event{At: d.At, Entity: s, Kind: kindRPCRetry, Arg: uint64(r.gen)})
 		return
 	}
 	// When the deadline runs out while the RPC waits to retry, it ends
 	// DEADLINE_EXCEEDED and the failure that made it retry is the cause.
 	ii, broken, id, began := r.inst, r.broken, r.id, r.began
-	w.rpcs.free(s)
+	w.freeRPC(s)
 	w.finish(ii, id, began, d.At, d.Code, cause, broken)
 }
 
@@ -568,7 +616,7 @@ func (w *world) rpcRetry(ev sim.Event) {
 		return
 	}
 	if r.instGen != w.insts[r.inst].rpcGen {
-		w.rpcs.free(s)
+		w.freeRPC(s)
 		return
 	}
 	r.call.BeginRetry()

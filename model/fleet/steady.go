@@ -49,16 +49,12 @@ func (w *world) steadyEligible(ii uint32) bool {
 	if w.exactRPCs {
 		return false
 	}
-	inst := &w.insts[ii]
-	cfg := inst.ch.Config()
-	if inst.xds == nil || cfg == nil || len(inst.waiting) > 0 {
-		return false
-	}
-	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	ci, sessions, ok := steadyRoute(cfg, load)
+	load, ci, sessions, ok := w.bulkRoute(ii)
 	if !ok {
 		return false
 	}
+	inst := &w.insts[ii]
+	cfg := inst.ch.Config()
 	if sessions && load.SessionRPCs > 0 && load.SessionLifetime > 0 {
 		// A session ended by its count inside a bulk run would start at
 		// an unknown time, which its lifetime then needs.
@@ -77,6 +73,107 @@ func (w *world) steadyEligible(ii uint32) bool {
 		}
 	}
 	return true
+}
+
+// replayEligible reports whether instance ii's RPCs from now on can be
+// replayed in bulk: its channel is steady but for a backend that fails a
+// fraction of RPCs (dataplane.Channel.SteadyFailing), and none of its
+// RPCs waits for a config. A traced instance takes its RPCs one by one,
+// so that its trace tells each in time order.
+func (w *world) replayEligible(ii uint32) bool {
+	if w.exactRPCs || w.failing == 0 && w.cfg.DataPlane.Backend.ErrorRate == 0 || w.tracing(ii) {
+		return false
+	}
+	_, ci, sessions, ok := w.bulkRoute(ii)
+	if !ok {
+		return false
+	}
+	env := w.env(ii)
+	return w.insts[ii].ch.SteadyFailing(&env, ci, sessions)
+}
+
+// bulkRoute returns what either kind of bulk run needs of instance ii:
+// its RPC load, the cluster its RPCs go to and whether they carry
+// sessions. ok is false when its channel has no config, an RPC waits for
+// one, or the RPCs' route does not take them to one cluster (steadyRoute).
+func (w *world) bulkRoute(ii uint32) (load *RPCLoad, ci int, sessions, ok bool) {
+	inst := &w.insts[ii]
+	cfg := inst.ch.Config()
+	if inst.xds == nil || cfg == nil || len(inst.waiting) > 0 {
+		return nil, 0, false, false
+	}
+	load = &w.cfg.Groups[w.clients[inst.client].group].RPC
+	ci, sessions, ok = steadyRoute(cfg, load)
+	return load, ci, sessions, ok
+}
+
+// enterReplay makes instance ii's RPCs from now on, this one included, a
+// bulk run to be replayed when it ends (replay). The arrival chain moves
+// on, as enterSteady's does; a session's end of life does not end the
+// run: the replay takes the RPCs one by one, and the one that finds its
+// session over starts another (dataplane.Channel.Session) as the exact
+// path does. The instance's RPCs in flight or waiting to retry join the
+// run: their pending events are dropped (their slots' gen moves on) and
+// the replay takes them over, so that it takes every event of the
+// instance's RPCs from now to its end, in time order.
+func (w *world) enterReplay(ii uint32) {
+	inst := &w.insts[ii]
+	inst.arrivals++
+	inst.steady, inst.replay, inst.steadyFrom = true, true, w.kernel.Now()
+	for s := inst.rpcs; s != 0; s = w.rpcs.slots[s-1].next {
+		w.rpcs.slots[s-1].gen++
+	}
+}
+
+// replay ends instance ii's replayed bulk run at t (after every event at t
+// with through, before them without): it runs the run's RPCs, and those
+// in flight when it began (enterReplay), one by one on a kernel of their
+// own, the exact path's code on the instance alone, from the run's first
+// arrival to t, and moves what is still pending then
+// (its next arrival, its RPCs in flight or waiting to retry) to the
+// fleet's kernel, where they go on as exact RPCs.
+//
+// This is the exact path, in another order. While the run lasts, nothing
+// its RPCs depend on changes but by themselves: its config and the
+// backends do not (either ends the run first), no other instance's RPC
+// touches its channel, throttle or failure window, a backend has no
+// capacity or queue that instances share, and the figures its
+// RPCs add to (counts, the per-sample buckets, the latency histograms,
+// the list of failure windows, sorted at the end) are sums, which do not
+// depend on the order they are added in. Its draws come from its client's
+// random stream as the exact path's do, at other places in it: a run with
+// replays is another sample of the same distribution.
+func (w *world) replay(ii uint32, t sim.Time, through bool) {
+	inst := &w.insts[ii]
+	inst.steady, inst.replay = false, false
+	main, lk := w.kernel, w.local
+	from := inst.steadyFrom
+	lk.Restart(from)
+	lk.Schedule(sim.Event{At: from, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
+	// The RPCs that were in flight at from (enterReplay), their events
+	// after the arrival that began the run, as they were in the fleet's
+	// kernel. (Two of them due at once would run newest first, where the
+	// fleet's kernel runs them in the order they were scheduled: one
+	// instance's RPCs are not due at once but by chance of measure zero.)
+	for s := inst.rpcs; s != 0; s = w.rpcs.slots[s-1].next {
+		r := &w.rpcs.slots[s-1]
+		kind := uint32(kindRPCAttempt)
+		if r.retrying {
+			kind = kindRPCRetry
+		}
+		lk.Schedule(sim.Event{At: r.due, Entity: s - 1, Kind: kind, Arg: uint64(r.gen)})
+	}
+	if !through {
+		t--
+	}
+	if t >= from {
+		before := w.dp.rpcs
+		w.kernel, w.replaying = lk, true
+		lk.Run(t)
+		w.kernel, w.replaying = main, false
+		w.dp.replayed += w.dp.rpcs - before
+	}
+	lk.MoveTo(main)
 }
 
 // enterSteady makes instance ii steady from now: the arrival event it
@@ -107,6 +204,9 @@ func (w *world) enterSteady(ii uint32) {
 // each went to changes no outcome) and service time (the same).
 func (w *world) steadyAcross(ii uint32, cfg *dataplane.Config) bool {
 	inst := &w.insts[ii]
+	if inst.replay {
+		return false // its RPCs so far are replayed on the config they had
+	}
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
 	was, sessions, ok := steadyRoute(inst.ch.Config(), load)
 	if !ok || sessions {
@@ -144,6 +244,10 @@ func (w *world) leaveSteady(ii uint32) {
 		return
 	}
 	now := w.kernel.Now()
+	if inst.replay {
+		w.replay(ii, now, false)
+		return
+	}
 	next := w.settleSteady(ii, now, true)
 	w.kernel.Schedule(sim.Event{At: next, Entity: ii, Kind: kindRPCArrival, Arg: inst.arrivalArg()})
 }

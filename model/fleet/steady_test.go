@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/sim"
@@ -14,7 +17,8 @@ import (
 
 // TestSteadyRPCsAtAConstantRateCountExactly checks the bulk accounting
 // against the exact path where both are deterministic: RPCs at a constant
-// rate to backends with a constant service time. Every count the outputs
+// rate to backends with a constant service time (and, where a backend
+// fails half its RPCs, the same draws for the same RPCs). Every count the outputs
 // show is the same, the RPCs per sample and the latency quantiles
 // included; only the kernel events
 // fall, from two per RPC to a few per client. What ends the bulk runs
@@ -26,18 +30,31 @@ func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
 	for _, event := range []struct {
 		name string
 		set  func(*Config)
+		// replays: the bulk path replays the RPCs while a backend fails
+		// some (steady.go replay), which is the exact path in another
+		// order: at a constant rate and service time, nothing but those
+		// RPCs draws from the clients' streams meanwhile, so it draws the
+		// same numbers for the same RPCs.
+		replays bool
 	}{
 		{"all backends crash", func(cfg *Config) {
 			cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
 				Backends: echoBackends(0, 3), Label: "echo down"}}
-		}},
+		}, false},
 		{"one backend crashes", func(cfg *Config) {
 			cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendDown,
 				Backends: echoBackends(0, 1), Label: "echo-0 down"}}
-		}},
+		}, false},
 		{"every client restarts", func(cfg *Config) {
 			cfg.Restarts = []Restart{{At: time.Minute, Fraction: 1, Spread: time.Second, Downtime: 2 * time.Second}}
-		}},
+		}, false},
+		{"one backend fails half its RPCs, retried twice", func(cfg *Config) {
+			for i := range cfg.ControlPlanes {
+				cfg.ControlPlanes[i].Server.Services[0].Retry = &controlplane.RetryPolicy{NumRetries: 2}
+			}
+			cfg.BackendEvents = []BackendEvent{{At: time.Minute, Duration: 10 * time.Second, Action: BackendFail,
+				ErrorRate: 0.5, ErrorCode: codes.Unavailable, Backends: echoBackends(0, 1), Label: "echo-0 fails"}}
+		}, true},
 	} {
 		for _, service := range []time.Duration{2 * time.Millisecond, 50 * time.Millisecond, 500 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%s, %v service time", event.name, service), func(t *testing.T) {
@@ -74,6 +91,13 @@ func TestSteadyRPCsAtAConstantRateCountExactly(t *testing.T) {
 							break
 						}
 					}
+				}
+				// 10 s of the failure at 10 RPCs/s from 20 clients: 2 000
+				// RPCs, a sixth of whose first attempts fail.
+				if retries := metric(t, exact, "retries.attempts"); event.replays && (steady.ReplayedRPCs < 2000 || retries < 200) {
+					t.Errorf("%d RPCs replayed, %v retried; want 2 000 or more and 200 or more", steady.ReplayedRPCs, retries)
+				} else if !event.replays && steady.ReplayedRPCs != 0 {
+					t.Errorf("%d RPCs replayed, want none", steady.ReplayedRPCs)
 				}
 				if exact.Events < 10*steady.Events {
 					t.Errorf("events: exact %d, steady %d; want a tenth or fewer", exact.Events, steady.Events)

@@ -120,9 +120,17 @@ type world struct {
 	flying    []flight
 	ages      []time.Duration
 	settleRng sim.Rand
-	dp        dpCounters
-	lat       latencies
-	groups    []groupCounters // per group, in Config order
+	// local runs the RPC events of a bulk run that is replayed, while
+	// replaying (steady.go).
+	local     *sim.Kernel
+	replaying bool
+	// failing counts the backend events that make backends fail RPCs
+	// and have begun but not ended: without them (and without a default
+	// error rate) no instance needs replayEligible's look.
+	failing int
+	dp      dpCounters
+	lat     latencies
+	groups  []groupCounters // per group, in Config order
 	// sources labels the incidents windows are attributed to (see
 	// attribute), by index.
 	sources []string
@@ -162,13 +170,20 @@ type Options struct {
 	// TraceKind lists, in virtual-time order. The event is only valid
 	// during the call. A traced run is the same run as without: the RPCs
 	// of a steady channel are reported in bulk (TraceSteadyRPCs), unless
-	// ExactRPCs takes them one by one.
+	// ExactRPCs takes them one by one. One exception: a traced instance
+	// whose backend fails a share of its RPCs takes them one by one
+	// rather than replaying them at the end of a bulk run (steady.go), so
+	// that its trace tells each in time order; its client's random stream
+	// is then drawn in another order when its XdsClient draws from it
+	// meanwhile, which makes the traced run another sample of the same
+	// distribution.
 	Trace func(*TraceEvent)
 	// TraceClients, if not empty, limits Trace to these clients, each
 	// named "group/index" (every target of the client) or
 	// "group/index/target" (one of its XdsClient instances); the others
 	// are not traced and cost nothing. An unknown name is an error
-	// ([Config.CheckClient]). Tracing never changes the run.
+	// ([Config.CheckClient]). Tracing never changes the run (but for
+	// Trace's exception).
 	TraceClients []string
 	// ExactRPCs takes every RPC one by one, even those of a steady
 	// channel that would be accounted in bulk (steady.go): a run of the
@@ -285,6 +300,7 @@ func build(cfg Config) (*world, error) {
 		w.cfg.Groups[gi].RPC.methods()
 	}
 	w.kernel = sim.NewKernel(w)
+	w.local = sim.NewLocalKernel(w)
 	if err := w.resolveChannels(); err != nil {
 		return nil, err
 	}
@@ -468,7 +484,12 @@ func (w *world) stopClient(ev sim.Event) {
 func (w *world) results() *Results {
 	end := sim.Time(0).Add(w.cfg.Duration)
 	for ii := range w.insts {
-		if w.insts[ii].steady {
+		switch inst := &w.insts[ii]; {
+		case inst.replay:
+			// The fleet's kernel ran every event at end; what is left
+			// is in flight when the run ends.
+			w.replay(uint32(ii), end, true)
+		case inst.steady:
 			w.settleSteady(uint32(ii), end, false)
 		}
 	}
@@ -486,6 +507,7 @@ func (w *world) results() *Results {
 		Clients:        len(w.clients),
 		Duration:       w.cfg.Duration,
 		Events:         w.kernel.Events(),
+		ReplayedRPCs:   w.dp.replayed,
 		Groups:         groupInfo(&w.cfg),
 		SampleInterval: w.cfg.SampleInterval,
 		Samples:        w.sample,

@@ -28,19 +28,24 @@ type instance struct {
 	// rpcGen is its RPCs' generation (bumped when the client stops).
 	// Steady RPCs (steady.go): arrivals numbers the chain of arrival
 	// events, which a bulk run ends; steady is set during a bulk run,
-	// which began at steadyFrom.
+	// which began at steadyFrom, and replay when the run's RPCs are
+	// replayed one by one at its end (a backend fails some of them).
 	rpcGen    uint32
 	arrivals  uint32
 	target    uint16 // index into the group's Targets
 	nconns    uint8
 	steady    bool
-	fallback  bool   // a channel to a lower-priority server is active
-	complete  bool   // every resource of the target's config is cached
+	fallback  bool // a channel to a lower-priority server is active
+	complete  bool // every resource of the target's config is cached
+	replay    bool
 	firstConn uint32 // its conns: firstConn .. +len(group.Servers)
 	// The data plane: the channel's config, connections and sessions,
 	// its retry throttle and its open failure window.
-	ch         dataplane.Channel
-	throttle   dataplane.Throttle
+	ch       dataplane.Channel
+	throttle dataplane.Throttle
+	// rpcs is the first of its RPCs of this generation that hold a slot
+	// (plus one; 0: none); rpc.next links the others.
+	rpcs       uint32
 	steadyFrom sim.Time
 	win        dataplane.Tracker
 	waiting    []uint32 // RPCs waiting for a first config
