@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -126,9 +127,21 @@ func (e *entry) served() bool { return e != nil && e.msg != nil && e.err == nil 
 type stream struct {
 	id       StreamID
 	idx      int    // in Server.list
-	nonce    uint64 // last nonce sent, any type
+	nonce    uint32 // last nonce sent, any type (see typeState.nonce)
 	lastDone sim.Time
 	types    [NumTypes]typeState
+}
+
+// nextNonce returns the stream's next response nonce (go-control-plane
+// sotw/v3 server.go send: atomic.AddInt64(&s.nonce, 1), one counter per
+// stream). Nonces are 32-bit here: a stream that sent 2³²−1 responses
+// would wrap to 0, which means "no response yet", so it panics instead.
+func (st *stream) nextNonce() uint32 {
+	if st.nonce == math.MaxUint32 {
+		panic(fmt.Sprintf("controlplane: stream %d sent 2^32-1 responses, the most its nonces count", st.id))
+	}
+	st.nonce++
+	return st.nonce
 }
 
 // typeState is a stream's state for one type (go-control-plane sotw/v3
@@ -145,14 +158,19 @@ type typeState struct {
 	// The open watch, if any: nil once it fired or was cancelled.
 	grp *watchGroup
 
-	nonce uint64 // of the last response of this type, 0 before the first
-	sent  string // the version of that response
-	// acks and nacks count the answers; acked is the version of the last
-	// ACK. (AckState is built from them on demand: a server keeps four of
-	// these per stream, so they are kept small.)
-	acks, nacks uint32
-	acked       string
-	rare        *typeRare // nil until a NACK or a TP3 error
+	// nonce is that of the last response of this type, 0 before the
+	// first. 32 bits are 4·10⁹ responses on one stream, more than any run
+	// sends (nextNonce panics past them); with acks beside it the pair
+	// takes one word.
+	nonce uint32
+	// acks counts the ACKs (the NACKs, which most streams never send,
+	// are counted in rare); acked is the version of the last ACK.
+	// (AckState is built from them on demand: a server keeps four of
+	// these per stream, so they are kept small: 96 bytes.)
+	acks  uint32
+	sent  string // the version of the last response
+	acked string
+	rare  *typeRare // nil until a NACK or a TP3 error
 }
 
 // watchGroup is one go-control-plane watch shared by the streams whose
@@ -213,6 +231,7 @@ func mapID[M ~map[K]V, K comparable, V any](m M) uintptr {
 
 // typeRare is the part of a typeState that most streams never need.
 type typeRare struct {
+	nacks    uint32            // the NACKs
 	nacked   bool              // the last answer was a NACK
 	nackErr  Status            // its error detail
 	reported map[string]Status // TP3 errors sent on this stream
@@ -426,8 +445,8 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 		ts.answered = true
 		if d := req.GetErrorDetail(); d != nil {
 			s.m.totals.NACKs++
-			ts.nacks++
 			r := ts.rareState()
+			r.nacks++
 			r.nacked, r.nackErr = true, Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
 		} else {
 			s.m.totals.ACKs++
@@ -617,8 +636,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		}
 		anys[i] = e.any
 	}
-	ts.st.nonce++
-	ts.nonce = ts.st.nonce
+	ts.nonce = ts.st.nextNonce()
 	ts.sent = version
 	ts.answered = false
 	if p.resp != nil {
@@ -630,7 +648,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		VersionInfo:    version,
 		Resources:      anys,
 		TypeUrl:        t.TypeURL(),
-		Nonce:          strconv.FormatUint(ts.nonce, 10),
+		Nonce:          strconv.FormatUint(uint64(ts.nonce), 10),
 		ControlPlane:   s.cp,
 		ResourceErrors: errs,
 	}}, true
@@ -811,7 +829,7 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 
 // nonceIs reports whether the response_nonce s is the nonce n, as the
 // decimal the server sent.
-func nonceIs(s string, n uint64) bool {
-	v, err := strconv.ParseUint(s, 10, 64)
-	return err == nil && v == n && s[0] != '0' // ParseUint takes "01" too
+func nonceIs(s string, n uint32) bool {
+	v, err := strconv.ParseUint(s, 10, 32)
+	return err == nil && uint32(v) == n && s[0] != '0' // ParseUint takes "01" too
 }
