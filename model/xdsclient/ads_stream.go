@@ -15,13 +15,12 @@ import (
 // Without an open stream the name goes out when the next stream opens
 // (grpc-go sendNew: "If there's no stream yet, skip the request").
 func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
-	ts := &ch.types[t]
-	if ts.find(name) != nil {
+	if ch.find(t, name) != nil {
 		return
 	}
 	ch.subscribeLater(c, t, name)
 	if ch.phase == streamOpen {
-		ch.send(c, t, ts.version, nil)
+		ch.send(c, t, ch.types[t].version, nil)
 	}
 }
 
@@ -36,8 +35,9 @@ func (ch *channel) subscribeLater(c *Client, t ResourceType, name string) {
 	if ok {
 		return
 	}
+	at := ch.watchStart(t) + i
 	ts.names = insertSorted(ts.names, name)
-	ts.watch = slices.Insert(ts.watch, i, watchState{})
+	ch.watch = slices.Insert(ch.watch, at, watchState{})
 }
 
 // unsubscribe removes name, stops its timer and sends the smaller list;
@@ -48,11 +48,12 @@ func (ch *channel) unsubscribe(c *Client, t ResourceType, name string) {
 	if !ok {
 		return
 	}
-	if ts.watch[i].phase == watchRequested {
+	at := ch.watchStart(t) + i
+	if ch.watch[at].phase == watchRequested {
 		c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 	}
 	ts.names = removeSorted(ts.names, name)
-	ts.watch = slices.Delete(ts.watch, i, i+1)
+	ch.watch = slices.Delete(ch.watch, at, at+1)
 	if ch.phase == streamOpen {
 		ch.send(c, t, ts.version, nil)
 	}
@@ -78,8 +79,9 @@ func (ch *channel) send(c *Client, t ResourceType, version string, nack *Status)
 	if c.prof.PreA57Timer {
 		// Before A57 the timer started on send, READY or not (grpc/grpc
 		// #31446 moved C-core off this).
+		ws := ch.watches(t)
 		for i, name := range ts.names {
-			if ws := &ts.watch[i]; ws.phase == watchStarted {
+			if ws := &ws[i]; ws.phase == watchStarted {
 				ch.startTimer(c, t, name, ws)
 			}
 		}
@@ -99,9 +101,8 @@ func (ch *channel) sendDone(c *Client) {
 	if c.prof.PreA57Timer {
 		return
 	}
-	ts := &ch.types[f.typ]
 	for _, name := range f.names {
-		ws := ts.find(name) // f.names may be an older list than ts.names
+		ws := ch.find(f.typ, name) // f.names may be an older list than the subscription
 		if ws == nil || ws.phase != watchStarted {
 			continue
 		}
@@ -133,7 +134,7 @@ func (ch *channel) startTimer(c *Client, t ResourceType, name string, ws *watchS
 // resourceTimerFired moves the name to Timeout and tells every authority
 // holding the channel (grpc-go onWatchExpiry → handleADSResourceDoesNotExist).
 func (ch *channel) resourceTimerFired(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].find(name)
+	ws := ch.find(t, name)
 	if ws == nil || ws.phase != watchRequested {
 		return // cancelled or superseded: a stale kernel timer
 	}
@@ -230,7 +231,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		n := c.doneCount
 		c.done, c.doneCount = DoneHandle{}, 0
 		if n > 0 && ch.refs > 0 {
-			ch.doneUpdate, ch.pendingDone = c.gen, n
+			ch.doneUpdate, ch.pendingDone = c.gen, int32(n)
 			ch.pauseRead(c)
 		}
 	}
@@ -267,7 +268,7 @@ func (ch *channel) watcherDone(c *Client, update uint64) {
 // received marks a name named by a response: its timer stops (grpc-go
 // onRecv: Started/Requested → Received).
 func (ch *channel) received(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].find(name)
+	ws := ch.find(t, name)
 	if ws == nil {
 		return
 	}

@@ -311,9 +311,12 @@ func (c *Client) Connected(server int) bool {
 // Metrics returns the gRFC A78 metrics of server.
 func (c *Client) Metrics(server int) ServerMetrics {
 	ch := c.channel(server)
-	m := ch.metrics
-	m.Active = ch.refs > 0
+	m := ServerMetrics{Active: ch.refs > 0, ServerFailures: int(ch.counts.failures)}
 	m.Connected = m.Active && ch.connected
+	for t := range numTypes {
+		m.ResourceUpdatesValid[t] = int(ch.counts.valid[t])
+		m.ResourceUpdatesInvalid[t] = int(ch.counts.invalid[t])
+	}
 	return m
 }
 

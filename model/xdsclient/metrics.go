@@ -143,11 +143,11 @@ func (c *Client) recordGauges() {
 // countUpdate counts a resource of type typ that server ch sent: valid or
 // not (gRFC A78 resource_updates_valid, resource_updates_invalid).
 func (c *Client) countUpdate(ch int, typ ResourceType, valid bool) {
-	m := &c.channel(ch).metrics
+	m := &c.channel(ch).counts
 	if valid {
-		m.ResourceUpdatesValid[typ]++
+		m.valid[typ]++
 	} else {
-		m.ResourceUpdatesInvalid[typ]++
+		m.invalid[typ]++
 	}
 	if c.sink != nil {
 		s := c.sink.server(ch)
