@@ -67,23 +67,77 @@ type resourceState struct {
 	// update time and CsdsService writes last_updated only with a
 	// resource; C-core ResourceState::FillGenericXdsConfig likewise).
 	updated time.Duration
-	err     *errState // last error, nil if none (CSDS error_state)
-	// lastErr is the last error the watchers were told, NACK or
-	// connectivity, which a new watcher hears (Profile.ReplayLastError);
-	// shared and never modified.
-	lastErr *errState
+	// errs holds the errors, nil until the resource has one.
+	errs *resourceErrs
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
-	// seen is the response generation that last named this resource.
-	seen uint64
+	// seen is the low 32 bits of the response generation that last named
+	// this resource (Client.gen): it is compared only with the current
+	// generation, and would be mistaken for it only if a cached resource
+	// went unnamed by 2³² responses of the client in a row.
+	seen uint32
 	// The small fields last, together: a client holds one entry per
-	// resource it watches, and padding between them would cost each.
-	status    adminpb.ClientResourceStatus
+	// resource it watches, and padding between them would cost each
+	// (80 bytes in all).
+	stat      uint8 // an adminpb.ClientResourceStatus (see status)
 	hasUpdate bool
 	// deletionIgnored is set when a deletion was ignored (gRFC A53).
 	deletionIgnored bool
 	typ             ResourceType
+}
+
+// status returns the entry's CSDS status.
+func (st *resourceState) status() adminpb.ClientResourceStatus {
+	return adminpb.ClientResourceStatus(st.stat)
+}
+
+// resourceErrs is the part of a resourceState that only a resource that
+// had an error needs.
+type resourceErrs struct {
+	err *errState // last error, nil if none (CSDS error_state)
+	// lastErr is the last error the watchers were told, NACK or
+	// connectivity, which a new watcher hears (Profile.ReplayLastError);
+	// shared and never modified.
+	lastErr *errState
+}
+
+// err returns the entry's last error, nil if none.
+func (st *resourceState) err() *errState {
+	if st.errs == nil {
+		return nil
+	}
+	return st.errs.err
+}
+
+// lastErr returns the last error the watchers were told, nil if none.
+func (st *resourceState) lastErr() *errState {
+	if st.errs == nil {
+		return nil
+	}
+	return st.errs.lastErr
+}
+
+// setErr sets the entry's last error; nil clears it.
+func (st *resourceState) setErr(e *errState) {
+	if st.errs == nil {
+		if e == nil {
+			return
+		}
+		st.errs = &resourceErrs{}
+	}
+	st.errs.err = e
+}
+
+// setLastErr sets the last error the watchers were told; nil clears it.
+func (st *resourceState) setLastErr(e *errState) {
+	if st.errs == nil {
+		if e == nil {
+			return
+		}
+		st.errs = &resourceErrs{}
+	}
+	st.errs.lastErr = e
 }
 
 // errState is CSDS UpdateFailureState plus the notification it produced.
@@ -132,7 +186,7 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	st := a.state(typ, name)
 	created := st == nil
 	if created {
-		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED, typ: typ}
+		st = &resourceState{stat: uint8(adminpb.ClientResourceStatus_REQUESTED), typ: typ}
 		c.entryAdded(st)
 		i, _ := a.find(typ, name)
 		a.entries[typ] = slices.Insert(a.entries[typ], i, cacheEntry{name, st})
@@ -216,9 +270,9 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 	case c.prof.ReplayLastError:
 		// grpc-java ResourceSubscriber.addWatcher.
 		switch {
-		case st.lastErr != nil:
-			a.notifyErr(w, typ, name, st, st.lastErr.status, st.lastErr.cause)
-		case st.cache == nil && (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT):
+		case st.lastErr() != nil:
+			a.notifyErr(w, typ, name, st, st.lastErr().status, st.lastErr().cause)
+		case st.cache == nil && (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status() == adminpb.ClientResourceStatus_TIMEOUT):
 			a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
 		}
 	default:
@@ -235,10 +289,10 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 // error, or NotExist (grpc-go authority.go watchResource; C-core
 // XdsClient::WatchResource).
 func (a *authority) replayStatus(typ ResourceType, name string, st *resourceState, w WatcherID) {
-	switch st.status {
+	switch st.status() {
 	case adminpb.ClientResourceStatus_NACKED, adminpb.ClientResourceStatus_RECEIVED_ERROR, adminpb.ClientResourceStatus_TIMEOUT:
-		if st.err != nil {
-			a.notifyErr(w, typ, name, st, st.err.status, st.err.cause)
+		if st.err() != nil {
+			a.notifyErr(w, typ, name, st, st.err().status, st.err().cause)
 		}
 	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
 		a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
@@ -350,7 +404,7 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 	for t := ResourceType(0); t < numTypes; t++ {
 		for _, e := range a.entries[t] {
 			if last != nil {
-				e.st.lastErr = last
+				e.st.setLastErr(last)
 			}
 			a.notifyAllErr(t, e.name, e.st, s, CauseConnectivity)
 		}
@@ -363,7 +417,7 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 func (a *authority) watcherExistsForUncachedResource() bool {
 	for t := range a.entries {
 		for _, e := range a.entries[t] {
-			if st := e.st; len(st.watchers) > 0 && st.status == adminpb.ClientResourceStatus_REQUESTED {
+			if st := e.st; len(st.watchers) > 0 && st.status() == adminpb.ClientResourceStatus_REQUESTED {
 				return true
 			}
 		}
@@ -442,7 +496,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		if st == nil {
 			continue
 		}
-		st.seen = c.gen
+		st.seen = uint32(c.gen)
 		if err := d.ErrIn(fs); err != nil {
 			// grpc-go reports ResourceUpdateInvalid per resource it has
 			// state for (gRFC A78 resource_updates_invalid).
@@ -459,12 +513,13 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		// A deletion recorded as an error (C-core) does not count: C-core
 		// tells watchers only of a resource that differs.
 		st.deletionIgnored = false
-		changed := st.cache == nil || !st.cache.Equal(d) || (st.err != nil && st.err.cause != CauseDeleted)
+		e := st.err()
+		changed := st.cache == nil || !st.cache.Equal(d) || (e != nil && e.cause != CauseDeleted)
 		c.setStatus(st, adminpb.ClientResourceStatus_ACKED)
 		st.version = resp.Version
 		st.updated, st.hasUpdate = c.now, true
-		st.err = nil
-		st.lastErr = nil // grpc-java onData, changed or not
+		st.setErr(nil)
+		st.setLastErr(nil) // grpc-java onData, changed or not
 		if changed {
 			c.setCache(st, d)
 			for _, w := range st.watchers {
@@ -482,7 +537,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	if a88 && c.prof.TP3ResourceErrors {
 		for _, re := range resp.ResourceErrors {
 			if st := a.state(typ, re.Name); st != nil {
-				st.seen = c.gen
+				st.seen = uint32(c.gen)
 				// C-core HandleServerReportedResourceError counts a TP3
 				// error as an invalid resource.
 				c.countUpdate(a.servers[pos], typ, false)
@@ -502,7 +557,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	repeat := c.prof.IgnoredDeletion != DeletionSilent
 	for _, e := range a.entries[typ] {
 		st, name := e.st, e.name
-		if st.cache == nil || st.seen == c.gen || (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
+		if st.cache == nil || st.seen == uint32(c.gen) || (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
 			// Uncached: the timer decides (grpc-go PR #5912). Kept
 			// after a deletion: told again only where the client does.
 			continue
@@ -516,10 +571,11 @@ func (a *authority) handleNACK(typ ResourceType, name string, err *ValidationErr
 	c := a.c
 	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", name, typ, err)}
 	// grpc-go c841c90b (#9185): the same error text again is not re-sent.
-	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
+	e := st.err()
+	dup := c.prof.SuppressDuplicateNACKError && e != nil && e.cause == CauseNACK && e.status == s
 	c.setStatus(st, adminpb.ClientResourceStatus_NACKED)
-	st.err = &errState{status: s, cause: CauseNACK, version: version, at: c.now}
-	st.lastErr = st.err // grpc-java onError
+	st.setErr(&errState{status: s, cause: CauseNACK, version: version, at: c.now})
+	st.setLastErr(st.err()) // grpc-java onError
 	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
 		// gRFC A88 table "NACK from client | true | true": drop the
 		// resource and fail RPCs.
@@ -541,11 +597,11 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 		c.setCache(st, nil)
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
-	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
+	st.setErr(&errState{status: re.Status, cause: CauseServerError, version: version, at: c.now})
 	// No shipping client both reads resource_errors (C-core) and replays
 	// the last error (grpc-java, which never reads them); a profile that
 	// sets both replays this error as the last one its watchers were told.
-	st.lastErr = st.err
+	st.setLastErr(st.err())
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
 
@@ -559,7 +615,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// ResourceState::SetDoesNotExistOnLdsOrCdsDeletion, which records
 		// it as the entry's error_state ("does not exist", the response's
 		// version and time), whether the resource is dropped or kept.
-		st.err = &errState{status: s, cause: CauseDeleted, version: version, at: c.now}
+		st.setErr(&errState{status: s, cause: CauseDeleted, version: version, at: c.now})
 	}
 	if c.prof.A88DataErrors {
 		// gRFC A88 table, "LDS or CDS resource deletion from server":
@@ -597,7 +653,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 	}
 	a.forget(st)
 	if c.prof.IgnoredDeletion != DeletionAmbientDNE {
-		st.err = nil
+		st.setErr(nil)
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 	a.notifyAllErr(typ, name, st, s, CauseDeleted)
@@ -611,7 +667,7 @@ func (a *authority) forget(st *resourceState) {
 	st.hasUpdate = false
 	// grpc-java onAbsent, the one path that drops a resource without an
 	// error: the resource is absent, and lastError goes with the data.
-	st.lastErr = nil
+	st.setLastErr(nil)
 }
 
 // resourceTimeout applies an expired does-not-exist timer (grpc-go
@@ -627,12 +683,12 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {
 		s := Status{Code: codes.Unavailable, Message: fmt.Sprintf("xds: timed out waiting for resource %q of type %v", name, typ)}
 		c.setStatus(st, adminpb.ClientResourceStatus_TIMEOUT)
-		st.err = &errState{status: s, cause: CauseTimeout, at: c.now}
+		st.setErr(&errState{status: s, cause: CauseTimeout, at: c.now})
 		a.notifyAllErr(typ, name, st, s, CauseTimeout)
 		return
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-	st.err = nil
+	st.setErr(nil)
 	a.notifyAllErr(typ, name, st, notFound(typ, name), CauseTimeout)
 }
 
@@ -645,7 +701,7 @@ func (a *authority) cached(typ ResourceType, name string) bool {
 // (timed out or deleted): grpc-java ResourceSubscriber.hasResult.
 func (a *authority) resolved(typ ResourceType, name string) bool {
 	st := a.state(typ, name)
-	return st != nil && (st.cache != nil || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT)
+	return st != nil && (st.cache != nil || st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status() == adminpb.ClientResourceStatus_TIMEOUT)
 }
 
 // notFound is grpc-go's text for both a deletion and a timer expiry.

@@ -42,12 +42,12 @@ func (c *Client) Resources() []ResourceStatus {
 			for _, e := range a.entries[t] {
 				st, name := e.st, e.name
 				rs := ResourceStatus{
-					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
+					Authority: a.name, Type: t, Name: name, Status: st.status(), Version: st.version,
 					Resource: st.cache, LastUpdated: st.updated, Updated: st.hasUpdate, Watchers: len(st.watchers),
 				}
-				if st.err != nil {
-					s := st.err.status
-					rs.Error, rs.ErrorVersion, rs.ErrorAt = &s, st.err.version, st.err.at
+				if e := st.err(); e != nil {
+					s := e.status
+					rs.Error, rs.ErrorVersion, rs.ErrorAt = &s, e.version, e.at
 				}
 				out = append(out, rs)
 			}
@@ -106,9 +106,9 @@ func (c *Client) AddStatusCounts(n *[NumStatuses]int) {
 
 // setStatus moves a cache entry to status s.
 func (c *Client) setStatus(st *resourceState, s adminpb.ClientResourceStatus) {
-	c.statuses[st.status]--
+	c.statuses[st.stat]--
 	c.statuses[s]++
 	from := st.cacheState()
-	st.status = s
+	st.stat = uint8(s)
 	c.cacheMoved(st, from)
 }

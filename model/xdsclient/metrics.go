@@ -60,7 +60,7 @@ func (s CacheState) Status() adminpb.ClientResourceStatus {
 // that say so, whether a resource is cached (C-core CacheStateString).
 func (st *resourceState) cacheState() CacheState {
 	cached := st.cache != nil
-	switch st.status {
+	switch st.status() {
 	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
 		if cached {
 			return CacheDoesNotExistButCached
@@ -161,14 +161,14 @@ func (c *Client) countUpdate(ch int, typ ResourceType, valid bool) {
 
 // entryAdded counts a new cache entry; entryRemoved one that goes.
 func (c *Client) entryAdded(st *resourceState) {
-	c.statuses[st.status]++
+	c.statuses[st.stat]++
 	if c.sink != nil {
 		c.sink.Resources[st.typ][st.cacheState()]++
 	}
 }
 
 func (c *Client) entryRemoved(st *resourceState) {
-	c.statuses[st.status]--
+	c.statuses[st.stat]--
 	if c.sink != nil {
 		c.sink.Resources[st.typ][st.cacheState()]--
 	}

@@ -171,7 +171,7 @@ func (h *harness) checkSink(path string, b block) {
 		s.ServerFailures, s.ResourceUpdatesValid, s.ResourceUpdatesInvalid = m.ServerFailures, m.ResourceUpdatesValid, m.ResourceUpdatesInvalid
 	}
 	for _, rs := range h.c.Resources() {
-		st := resourceState{status: rs.Status, cache: rs.Resource}
+		st := resourceState{stat: uint8(rs.Status), cache: rs.Resource}
 		want.Resources[rs.Type][st.cacheState()]++
 	}
 	got := MetricsSink{Servers: slices.Clone(h.sink.Servers), Resources: h.sink.Resources}
