@@ -231,7 +231,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		n := c.doneCount
 		c.done, c.doneCount = DoneHandle{}, 0
 		if n > 0 && ch.refs > 0 {
-			ch.doneUpdate, ch.pendingDone = c.gen, int32(n)
+			ch.doneUpdate, ch.pendingDone = c.gen, n
 			ch.pauseRead(c)
 		}
 	}

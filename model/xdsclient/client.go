@@ -50,6 +50,7 @@ import (
 	"strings"
 	"time"
 
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
@@ -97,31 +98,31 @@ type Effects struct{ buf []Effect }
 // Client is one XdsClient instance. It is not safe for concurrent use.
 type Client struct {
 	target string
-	boot   Bootstrap
-	prof   *Profile // shared with the caller's other clients (Config.SharedProfile)
+	node   *corepb.Node // the bootstrap's node, for CSDS
+	prof   *Profile     // shared with the caller's other clients (Config.SharedProfile)
 	rand   Rand
 
 	servers  []ServerConfig // unique servers; an Effect's Server indexes this
 	channels []*channel     // parallel to servers; nil until first used (see channel)
 	auths    []authority    // auths[0] is the default (old-style names)
 
-	now    time.Duration
-	gen    uint64 // response generation, marks names present in a response
-	out    []Effect
-	shared *Effects // where out lives between inputs, if shared
-	sink   *MetricsSink
+	now  time.Duration
+	gen  uint64   // response generation, marks names present in a response
+	fx   *Effects // where an input's effects go: Config.Effects, or the client's own
+	sink *MetricsSink
 
-	autoDone bool
-	filters  FilterSet // the profile's HTTPFilters, looked up once
 	// done is the handle attached to notifications while a response is
 	// being processed under flow control; doneCount counts them (grpc-go
 	// authority.go watcherCnt summed over channelState authorityCnt).
-	done      DoneHandle
-	doneCount int
+	done DoneHandle
 
 	// statuses counts the cache entries by CSDS status, kept up to date
 	// by setStatus so that a fleet can sample them without a scan.
 	statuses [NumStatuses]int32
+	// The small fields last, together (a fleet holds a million clients).
+	doneCount int32
+	autoDone  bool
+	filters   FilterSet // the profile's HTTPFilters, looked up once
 }
 
 // New builds a client. It returns an error for an empty server list or an
@@ -138,7 +139,11 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
-	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
+	fx := cfg.Effects
+	if fx == nil {
+		fx = new(Effects)
+	}
+	c := &Client{target: cfg.Target, node: cfg.Bootstrap.Node, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, fx: fx,
 		sink: cfg.Metrics, filters: prof.FilterSet()}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
@@ -191,27 +196,19 @@ func (c *Client) begin(now time.Duration) {
 		panic(fmt.Sprintf("xdsclient: input at %v is before the previous input at %v", now, c.now))
 	}
 	c.now = now
-	if c.shared != nil {
-		c.out = c.shared.buf[:0]
-	} else {
-		c.out = c.out[:0]
-	}
+	c.fx.buf = c.fx.buf[:0]
 }
 
-// end returns the input's effects, handing the buffer back to the shared
-// Effects, if any, with the capacity it grew to.
+// end returns the input's effects, which stay in the client's Effects,
+// shared or its own, until its next input (or, shared, any client's).
 func (c *Client) end() []Effect {
 	if c.sink != nil {
 		c.recordGauges()
 	}
-	out := c.out
-	if c.shared != nil {
-		c.shared.buf, c.out = out[:0], nil
-	}
-	return out
+	return c.fx.buf
 }
 
-func (c *Client) emit(e Effect) { c.out = append(c.out, e) }
+func (c *Client) emit(e Effect) { c.fx.buf = append(c.fx.buf, e) }
 
 // Watch registers watcher w for (typ, name). A name of the form
 // xdstp://<authority>/... uses that authority's servers; any other name uses

@@ -61,7 +61,7 @@ func (c *Client) Resources() []ResourceStatus {
 // multiple XdsClient instances"). Virtual times are reported as timestamps
 // since the Unix epoch.
 func (c *Client) CSDS() *statuspb.ClientConfig {
-	cc := &statuspb.ClientConfig{Node: c.boot.Node, ClientScope: c.target}
+	cc := &statuspb.ClientConfig{Node: c.node, ClientScope: c.target}
 	for _, rs := range c.Resources() {
 		g := &statuspb.ClientConfig_GenericXdsConfig{
 			TypeUrl:      rs.Type.TypeURL(),

@@ -607,7 +607,7 @@ func (h *harness) effects(effs []Effect) []string {
 		case Send:
 			h.outstanding[e.Server]++
 			// Every Request must build a real envoy DiscoveryRequest.
-			if p := e.Request.Proto(h.c.boot.Node); p.GetTypeUrl() != e.Request.Type.TypeURL() {
+			if p := e.Request.Proto(h.c.node); p.GetTypeUrl() != e.Request.Type.TypeURL() {
 				h.t.Fatalf("Request.Proto type URL %q", p.GetTypeUrl())
 			}
 		case CloseStream:
