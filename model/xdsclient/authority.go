@@ -25,11 +25,13 @@ type authority struct {
 	// activeXDSChannel).
 	active int
 
-	// entries[t] are the cache entries of type t, sorted by name. One
-	// slice of pairs rather than maps, or a slice of names beside one of
-	// states: an XdsClient holds a few entries per type, and a fleet holds
-	// a million XdsClients.
-	entries [numTypes][]cacheEntry
+	// entries are the cache entries, type 0's first, then type 1's, and
+	// so on, each type's sorted by name; counts[t] says how many are of
+	// type t (see of). One slice of pairs rather than maps, a slice per
+	// type, or a slice of names beside one of states: an XdsClient holds a
+	// few entries per type, and a fleet holds a million XdsClients.
+	entries []cacheEntry
+	counts  [numTypes]int32
 }
 
 // cacheEntry is one name of an authority's cache and its state.
@@ -38,10 +40,25 @@ type cacheEntry struct {
 	st   *resourceState
 }
 
+// of returns the cache entries of type t, sorted by name.
+func (a *authority) of(t ResourceType) []cacheEntry {
+	start := a.start(t)
+	return a.entries[start : start+int(a.counts[t])]
+}
+
+// start returns where the entries of type t start in a.entries.
+func (a *authority) start(t ResourceType) int {
+	start := 0
+	for u := range t {
+		start += int(a.counts[u])
+	}
+	return start
+}
+
 // find returns the position of name among the entries of typ, and
 // whether it is there.
 func (a *authority) find(typ ResourceType, name string) (int, bool) {
-	return slices.BinarySearchFunc(a.entries[typ], name, func(e cacheEntry, name string) int {
+	return slices.BinarySearchFunc(a.of(typ), name, func(e cacheEntry, name string) int {
 		return strings.Compare(e.name, name)
 	})
 }
@@ -49,7 +66,7 @@ func (a *authority) find(typ ResourceType, name string) (int, bool) {
 // state returns the cache entry of (typ, name), or nil.
 func (a *authority) state(typ ResourceType, name string) *resourceState {
 	if i, ok := a.find(typ, name); ok {
-		return a.entries[typ][i].st
+		return a.of(typ)[i].st
 	}
 	return nil
 }
@@ -165,14 +182,7 @@ func (a *authority) position(ch int) int {
 	return -1
 }
 
-func (a *authority) empty() bool {
-	for t := range a.entries {
-		if len(a.entries[t]) > 0 {
-			return false
-		}
-	}
-	return true
-}
+func (a *authority) empty() bool { return len(a.entries) == 0 }
 
 // watch adds a watcher (grpc-go authority.go watchResource).
 func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
@@ -189,7 +199,8 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 		st = &resourceState{stat: uint8(adminpb.ClientResourceStatus_REQUESTED), typ: typ}
 		c.entryAdded(st)
 		i, _ := a.find(typ, name)
-		a.entries[typ] = slices.Insert(a.entries[typ], i, cacheEntry{name, st})
+		a.entries = slices.Insert(a.entries, a.start(typ)+i, cacheEntry{name, st})
+		a.counts[typ]++
 	}
 	for _, x := range st.watchers {
 		if x == w {
@@ -340,7 +351,9 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 	}
 	a.c.entryRemoved(st)
 	i, _ := a.find(typ, name)
-	a.entries[typ] = slices.Delete(a.entries[typ], i, i+1)
+	at := a.start(typ) + i
+	a.entries = slices.Delete(a.entries, at, at+1)
+	a.counts[typ]--
 	if a.empty() {
 		for pos := range a.servers {
 			if a.held&(1<<pos) != 0 {
@@ -402,7 +415,7 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 		last = &errState{status: s, cause: CauseConnectivity, at: a.c.now}
 	}
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, e := range a.entries[t] {
+		for _, e := range a.of(t) {
 			if last != nil {
 				e.st.setLastErr(last)
 			}
@@ -415,11 +428,9 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 // resource that is not cached" (gRFC A71); NACKed and does-not-exist entries
 // count as cached (grpc-go checks status == Requested).
 func (a *authority) watcherExistsForUncachedResource() bool {
-	for t := range a.entries {
-		for _, e := range a.entries[t] {
-			if st := e.st; len(st.watchers) > 0 && st.status() == adminpb.ClientResourceStatus_REQUESTED {
-				return true
-			}
+	for _, e := range a.entries {
+		if st := e.st; len(st.watchers) > 0 && st.status() == adminpb.ClientResourceStatus_REQUESTED {
+			return true
 		}
 	}
 	return false
@@ -435,7 +446,7 @@ func (a *authority) fallbackTo(pos int) bool {
 	a.acquire(pos)
 	a.active = pos
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, e := range a.entries[t] {
+		for _, e := range a.of(t) {
 			st, name := e.st, e.name
 			if len(st.watchers) > 0 && st.subs&(1<<pos) == 0 {
 				a.subscribe(st, pos, t, name)
@@ -464,7 +475,7 @@ func (a *authority) revertOnUpdate(pos int) bool {
 		}
 		ch := a.c.channel(a.servers[i])
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, e := range a.entries[t] {
+			for _, e := range a.of(t) {
 				st, name := e.st, e.name
 				if st.subs&(1<<i) != 0 {
 					st.subs &^= 1 << i
@@ -555,7 +566,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	// (onAbsent checks only data != null), and its watchers are told
 	// each time.
 	repeat := c.prof.IgnoredDeletion != DeletionSilent
-	for _, e := range a.entries[typ] {
+	for _, e := range a.of(typ) {
 		st, name := e.st, e.name
 		if st.cache == nil || st.seen == uint32(c.gen) || (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
 			// Uncached: the timer decides (grpc-go PR #5912). Kept

@@ -39,7 +39,7 @@ func (c *Client) Resources() []ResourceStatus {
 	for i := range c.auths {
 		a := &c.auths[i]
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, e := range a.entries[t] {
+			for _, e := range a.of(t) {
 				st, name := e.st, e.name
 				rs := ResourceStatus{
 					Authority: a.name, Type: t, Name: name, Status: st.status(), Version: st.version,

@@ -204,10 +204,8 @@ func (c *Client) Retire() {
 		}
 	}
 	for i := range c.auths {
-		for t := range c.auths[i].entries {
-			for _, e := range c.auths[i].entries[t] {
-				c.sink.Resources[e.st.typ][e.st.cacheState()]--
-			}
+		for _, e := range c.auths[i].entries {
+			c.sink.Resources[e.st.typ][e.st.cacheState()]--
 		}
 	}
 	c.sink = nil
