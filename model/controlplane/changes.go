@@ -465,7 +465,7 @@ func (s *Server) StreamState(id StreamID, t ResourceType) (a AckState, ok bool) 
 		return AckState{}, false
 	}
 	ts := &st.types[t]
-	a = AckState{Version: ts.acked, ACKs: int(ts.acks)}
+	a = AckState{Version: s.versions.version(ts.acked), ACKs: int(ts.acks)}
 	if ts.rare != nil {
 		a.NACKs = int(ts.rare.nacks)
 	}

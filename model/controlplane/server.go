@@ -102,10 +102,11 @@ type Server struct {
 	streams map[StreamID]*stream
 	list    []*stream // open streams, any order (scans only)
 
-	work   *workQueue
-	m      metrics
-	now    sim.Time
-	intern interner // the streams' shared subscription maps
+	work     *workQueue
+	m        metrics
+	now      sim.Time
+	intern   interner     // the streams' shared subscription maps
+	versions versionTable // the versions the streams' typeStates name
 
 	// Per-commit scratch.
 	staged  [NumTypes]map[string]proto.Message // nil message: delete
@@ -164,13 +165,14 @@ type typeState struct {
 	// takes one word.
 	nonce uint32
 	// acks counts the ACKs (the NACKs, which most streams never send,
-	// are counted in rare); acked is the version of the last ACK.
-	// (AckState is built from them on demand: a server keeps four of
-	// these per stream, so they are kept small: 96 bytes.)
-	acks  uint32
-	sent  string // the version of the last response
-	acked string
-	rare  *typeRare // nil until a NACK or a TP3 error
+	// are counted in rare).
+	acks uint32
+	// sent is the version of the last response, acked that of the last
+	// ACK, as ids of Server.versions: a server keeps four of these per
+	// stream, so they are kept small (72 bytes), and AckState is built
+	// from them on demand.
+	sent, acked uint32
+	rare        *typeRare // nil until a NACK or a TP3 error
 }
 
 // watchGroup is one go-control-plane watch shared by the streams whose
@@ -352,7 +354,10 @@ func (s *Server) CloseStream(now sim.Time, id StreamID) {
 		return
 	}
 	for t := range st.types {
-		s.closeWatch(&st.types[t])
+		ts := &st.types[t]
+		s.closeWatch(ts)
+		s.versions.release(ts.sent)
+		s.versions.release(ts.acked)
 	}
 	delete(s.streams, id)
 	last := s.list[len(s.list)-1]
@@ -454,7 +459,7 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 			if ts.rare != nil {
 				ts.rare.nacked, ts.rare.nackErr = false, Status{}
 			}
-			ts.acked = req.GetVersionInfo()
+			s.versions.set(&ts.acked, req.GetVersionInfo())
 		}
 	}
 	if ts.active {
@@ -469,7 +474,7 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
-	s.openWatch(ts, s.nack.cacheRequest(req, ts.sent))
+	s.openWatch(ts, s.nack.cacheRequest(req, s.versions.version(ts.sent)))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -637,7 +642,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		anys[i] = e.any
 	}
 	ts.nonce = ts.st.nextNonce()
-	ts.sent = version
+	s.versions.set(&ts.sent, version)
 	ts.answered = false
 	if p.resp != nil {
 		ts.sub.setReturned(p.resp.GetReturnedResources(), &s.intern)

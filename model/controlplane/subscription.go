@@ -138,3 +138,67 @@ func (in *interner) versions(m map[string]string) map[string]string {
 	in.versionM[k] = m
 	return m
 }
+
+// versionTable holds once each version string that a stream's typeStates
+// keep (the last sent, the last ACKed), so that a typeState holds two
+// 32-bit ids instead of two strings: a server keeps four typeStates per
+// stream, and a fleet a million streams. Id 0 is the empty version. A
+// version is forgotten when no typeState names it any more, so a long run
+// of changing versions does not grow the table; in the steady state it
+// reuses the slots of versions gone and allocates nothing.
+type versionTable struct {
+	ids  map[string]uint32
+	strs []string // the version of id i+1
+	refs []uint32 // the typeStates naming id i+1
+	free []uint32 // ids whose slot is free
+}
+
+// set makes *id name v, releasing the version it named.
+func (vt *versionTable) set(id *uint32, v string) {
+	old := *id
+	*id = vt.acquire(v)
+	vt.release(old)
+}
+
+// acquire returns the id of v, counting one more reference to it.
+func (vt *versionTable) acquire(v string) uint32 {
+	if v == "" {
+		return 0
+	}
+	id, ok := vt.ids[v]
+	if !ok {
+		if n := len(vt.free); n > 0 {
+			id, vt.free = vt.free[n-1], vt.free[:n-1]
+			vt.strs[id-1] = v
+		} else {
+			vt.strs, vt.refs = append(vt.strs, v), append(vt.refs, 0)
+			id = uint32(len(vt.strs))
+		}
+		if vt.ids == nil {
+			vt.ids = map[string]uint32{}
+		}
+		vt.ids[v] = id
+	}
+	vt.refs[id-1]++
+	return id
+}
+
+// release drops a reference to id; the last forgets its version.
+func (vt *versionTable) release(id uint32) {
+	if id == 0 {
+		return
+	}
+	if vt.refs[id-1]--; vt.refs[id-1] == 0 {
+		delete(vt.ids, vt.strs[id-1])
+		vt.strs[id-1] = ""
+		vt.free = append(vt.free, id)
+	}
+}
+
+// version returns the version id names.
+func (vt *versionTable) version(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	return vt.strs[id-1]
+}
