@@ -496,7 +496,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	if !a.revertOnUpdate(pos) {
 		return
 	}
-	feat := c.servers[a.servers[pos]].Features
+	feat := c.servers[a.servers[pos]].cfg.Features
 	a88 := c.prof.A88DataErrors
 	fs := c.filters
 	for _, d := range resp.Resources {

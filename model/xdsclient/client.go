@@ -102,9 +102,8 @@ type Client struct {
 	prof   *Profile     // shared with the caller's other clients (Config.SharedProfile)
 	rand   Rand
 
-	servers  []ServerConfig // unique servers; an Effect's Server indexes this
-	channels []*channel     // parallel to servers; nil until first used (see channel)
-	auths    []authority    // auths[0] is the default (old-style names)
+	servers []server    // unique servers; an Effect's Server indexes this
+	auths   []authority // auths[0] is the default (old-style names)
 
 	now  time.Duration
 	gen  uint64   // response generation, marks names present in a response
@@ -156,33 +155,45 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// server is one of a client's unique servers and its channel, nil until
+// first used (see Client.channel).
+type server struct {
+	cfg ServerConfig
+	ch  *channel
+}
+
 // serverIndex returns the index of s, adding it. Channels are shared by
 // authorities whose servers are equal (grpc-go xdsclient.go: one xdsChannel
 // per ServerConfig).
 func (c *Client) serverIndex(s ServerConfig) int {
-	for i, t := range c.servers {
-		if t == s {
+	for i := range c.servers {
+		if c.servers[i].cfg == s {
 			return i
 		}
 	}
-	c.servers = append(c.servers, s)
-	c.channels = append(c.channels, nil)
+	c.servers = append(c.servers, server{cfg: s})
 	return len(c.servers) - 1
 }
 
 // channel returns the channel to server i, creating its state on first
 // use: a fallback server that a client never needs costs it no channel.
 func (c *Client) channel(i int) *channel {
-	ch := c.channels[i]
-	if ch == nil {
-		ch = &channel{idx: i, feat: c.servers[i].Features}
-		c.channels[i] = ch
+	srv := &c.servers[i]
+	if srv.ch == nil {
+		srv.ch = &channel{idx: i, feat: srv.cfg.Features}
 	}
-	return ch
+	return srv.ch
 }
 
-// Servers returns the unique server list; Effect.Server indexes it.
-func (c *Client) Servers() []ServerConfig { return c.servers }
+// Servers returns the unique server list, a new slice; Effect.Server
+// indexes it.
+func (c *Client) Servers() []ServerConfig {
+	out := make([]ServerConfig, len(c.servers))
+	for i := range c.servers {
+		out[i] = c.servers[i].cfg
+	}
+	return out
+}
 
 // Profile returns the profile the client runs.
 func (c *Client) Profile() Profile { return *c.prof }
@@ -287,7 +298,7 @@ func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *De
 // stream or channel has since gone, is ignored.
 func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 	c.begin(now)
-	if h.Waits() && h.Server >= 0 && h.Server < len(c.channels) {
+	if h.Waits() && h.Server >= 0 && h.Server < len(c.servers) {
 		c.channel(h.Server).watcherDone(c, h.Update)
 	}
 	return c.end()

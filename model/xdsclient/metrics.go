@@ -125,7 +125,8 @@ func (s *MetricsSink) server(i int) *ServerSink {
 // recordGauges brings the sink's connected gauges up to date with the
 // channels, at the end of every input.
 func (c *Client) recordGauges() {
-	for _, ch := range c.channels {
+	for i := range c.servers {
+		ch := c.servers[i].ch
 		if ch == nil {
 			continue
 		}
@@ -197,8 +198,8 @@ func (c *Client) Retire() {
 	if c.sink == nil {
 		return
 	}
-	for _, ch := range c.channels {
-		if ch != nil && ch.recorded {
+	for i := range c.servers {
+		if ch := c.servers[i].ch; ch != nil && ch.recorded {
 			ch.recorded = false
 			c.sink.server(ch.idx).Connected--
 		}
