@@ -167,10 +167,11 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 	if ch.phase != streamOpen {
 		return
 	}
-	hadConnErr := ch.connErr != nil
-	ch.connErr = nil
+	hadConnErr := ch.connErr() != nil
+	if r := ch.rare; r != nil {
+		r.connErr, r.attempt = nil, 0
+	}
 	ch.gotResponse = true
-	ch.attempt = 0
 	// grpc-go recv: streamEstablished.Store(true) for every message, before
 	// it is processed (gRFC A78 connected: "reset to 1 when we receive the
 	// first response on an ADS stream").
@@ -231,7 +232,8 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		n := c.doneCount
 		c.done, c.doneCount = DoneHandle{}, 0
 		if n > 0 && ch.refs > 0 {
-			ch.doneUpdate, ch.pendingDone = c.gen, n
+			r := ch.more()
+			r.doneUpdate, r.pendingDone = c.gen, n
 			ch.pauseRead(c)
 		}
 	}
@@ -249,18 +251,19 @@ func (ch *channel) pauseRead(c *Client) {
 // handle of an earlier response, or one for a channel that closed since,
 // matches nothing and is ignored.
 func (ch *channel) watcherDone(c *Client, update uint64) {
-	if !ch.readPaused || ch.stalled || ch.doneUpdate != update || ch.pendingDone == 0 {
+	r := ch.rare
+	if !ch.readPaused || ch.stalled || r == nil || r.doneUpdate != update || r.pendingDone == 0 {
 		return
 	}
-	ch.pendingDone--
-	if ch.pendingDone > 0 {
+	r.pendingDone--
+	if r.pendingDone > 0 {
 		return
 	}
-	ch.readPaused, ch.doneUpdate = false, 0
+	ch.readPaused, r.doneUpdate = false, 0
 	c.emit(Effect{Kind: ResumeRead, Server: ch.idx})
-	if st := ch.held; st != nil {
+	if st := r.held; st != nil {
 		// The Recv after fc.wait() returns the stream's error.
-		ch.held = nil
+		r.held = nil
 		ch.streamFailed(c, *st)
 	}
 }

@@ -249,7 +249,7 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 func (a *authority) watchTimeFallback() {
 	c := a.c
 	mode := c.prof.WatchTimeFallback
-	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
+	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr() == nil {
 		return
 	}
 	for pos := a.active + 1; pos < len(a.servers); pos++ {
@@ -263,7 +263,7 @@ func (a *authority) watchTimeFallback() {
 		} else {
 			a.fallbackTo(pos)
 		}
-		if ch.connErr == nil {
+		if ch.connErr() == nil {
 			return
 		}
 	}
@@ -290,7 +290,7 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 		a.replayStatus(typ, name, st, w)
 	}
 	if c.prof.ReplayConnectivityError && a.active >= 0 {
-		if ce := c.channel(a.servers[a.active]).connErr; ce != nil {
+		if ce := c.channel(a.servers[a.active]).connErr(); ce != nil {
 			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
 		}
 	}

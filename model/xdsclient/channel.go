@@ -84,10 +84,8 @@ type channel struct {
 	idx int
 	// The small fields together, with no padding between them: a client
 	// holds a channel per server it uses, and a fleet a million clients
-	// (376 bytes).
-	refs        int32 // authorities holding the channel
-	attempt     int32 // backoff attempt
-	pendingDone int32 // see readPaused
+	// (352 bytes).
+	refs int32 // authorities holding the channel
 
 	feat        ServerFeatures // the server's server_features
 	conn        ConnectivityState
@@ -99,9 +97,10 @@ type channel struct {
 	backoffStarted bool
 	// ADS flow control (grpc-go ads_stream.go adsFlowControl). readPaused:
 	// the caller holds the stream's next read. While it is set, either
-	// pendingDone callbacks of response doneUpdate are outstanding, or the
-	// stream is stalled for good (Profile.UnknownTypeStallsReads). A
-	// StreamFailed that arrives meanwhile is kept in held.
+	// rare.pendingDone callbacks of response rare.doneUpdate are
+	// outstanding, or the stream is stalled for good
+	// (Profile.UnknownTypeStallsReads). A StreamFailed that arrives
+	// meanwhile is kept in rare.held.
 	readPaused bool
 	stalled    bool
 	// gRFC A78 metrics. connected is the grpc.xds_client.connected gauge
@@ -115,14 +114,39 @@ type channel struct {
 	counts        serverCounts
 
 	streamStart time.Duration // when the current attempt was started
-	doneUpdate  uint64
 	types       [numTypes]typeState
 	watch       []watchState // the names' timer states (see watches)
 	inflight    []inflight   // Sends not yet SendDone, oldest first
+	rare        *channelRare // nil until the channel fails or pauses its reads
+}
+
+// channelRare is the part of a channel's state that a channel that never
+// failed and never paused its reads does not need; most of a fleet's
+// channels never do.
+type channelRare struct {
 	// connErr is the channel's current connectivity error, cleared by a
 	// response (C-core channel status).
-	connErr *Status
-	held    *Status // the stream's failure, held while reads are paused
+	connErr     *Status
+	held        *Status // the stream's failure, held while reads are paused
+	doneUpdate  uint64
+	attempt     int32 // backoff attempt
+	pendingDone int32
+}
+
+// more returns ch.rare, created if need be.
+func (ch *channel) more() *channelRare {
+	if ch.rare == nil {
+		ch.rare = &channelRare{}
+	}
+	return ch.rare
+}
+
+// connErr returns the channel's current connectivity error, nil if none.
+func (ch *channel) connErr() *Status {
+	if ch.rare == nil {
+		return nil
+	}
+	return ch.rare.connErr
 }
 
 // serverCounts are a channel's gRFC A78 counters (ServerMetrics), 32-bit:
@@ -172,7 +196,11 @@ func (ch *channel) release(c *Client, _ *authority) {
 // connectivity and metric counters. Closing a channel also stops its flow
 // control (grpc-go adsStreamImpl.Stop calls fc.stop()), so a pause ends.
 func (ch *channel) reset() {
-	*ch = channel{idx: ch.idx, feat: ch.feat, refs: ch.refs, conn: ch.conn, counts: ch.counts, recorded: ch.recorded}
+	r := ch.rare // kept, emptied: a channel that failed once may again
+	if r != nil {
+		*r = channelRare{}
+	}
+	*ch = channel{idx: ch.idx, feat: ch.feat, refs: ch.refs, conn: ch.conn, counts: ch.counts, recorded: ch.recorded, rare: r}
 }
 
 func (ch *channel) openStream(c *Client) {
@@ -218,7 +246,7 @@ func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
 	case s == TransientFailure && prev != TransientFailure && c.prof.TransientFailureIsConnectivityError:
 		st := Status{Code: codes.Unavailable, Message: "channel reports TRANSIENT_FAILURE"}
 		ch.countConnectivityFailure(c)
-		ch.connErr = &st
+		ch.more().connErr = &st
 		ch.connectivityFailure(c, st)
 	}
 }
@@ -278,9 +306,9 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// only from the Recv after the watchers are done, and never if the
 		// read is stalled (Profile.UnknownTypeStallsReads). Keep the first
 		// one.
-		if ch.held == nil {
+		if r := ch.more(); r.held == nil {
 			held := st // allocated only here, not on every failure
-			ch.held = &held
+			r.held = &held
 		}
 		return
 	}
@@ -314,22 +342,25 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// the backoff and wait a fresh jittered initial delay (grpc-java
 		// ControlPlaneClient handleRpcStreamClosed, C-core
 		// RetryableCall::OnCallFinishedLocked).
-		ch.attempt = 0
+		if ch.rare != nil {
+			ch.rare.attempt = 0
+		}
 		ch.backoffStarted = true
 		if c.prof.RestartDelayAfterResponse == RestartJitteredInitial {
 			delay = c.jitter(float64(c.prof.BackoffInitial))
-			ch.attempt = 1
+			ch.more().attempt = 1
 		}
 	} else {
 		// A connectivity error: watchers and fallback (gRFC A57, A71).
 		ch.countConnectivityFailure(c)
-		ch.connErr = &st
+		r := ch.more()
+		r.connErr = &st
 		ch.connectivityFailure(c, st)
 		if ch.refs == 0 {
 			return // the failure closed the channel (no watchers left)
 		}
-		delay = c.backoff(int(ch.attempt))
-		ch.attempt++
+		delay = c.backoff(int(r.attempt))
+		r.attempt++
 		if c.prof.BackoffSubtractStreamLifetime && ch.backoffStarted {
 			// grpc-java: max(0, backoff - time since the attempt started),
 			// but the first failure of a ControlPlaneClient resets the
@@ -406,7 +437,7 @@ func (ch *channel) cancelResourceTimers(c *Client) {
 // before connErr is set, so connErr == nil means "was healthy".
 func (ch *channel) countConnectivityFailure(c *Client) {
 	ch.connected = false
-	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr == nil {
+	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr() == nil {
 		ch.counts.failures++
 		if c.sink != nil {
 			c.sink.server(ch.idx).ServerFailures++
