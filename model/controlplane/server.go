@@ -169,10 +169,10 @@ type typeState struct {
 	acks uint32
 	// sent is the version of the last response, acked that of the last
 	// ACK, as ids of Server.versions: a server keeps four of these per
-	// stream, so they are kept small (72 bytes), and AckState is built
+	// stream, so they are kept small (64 bytes), and AckState is built
 	// from them on demand.
 	sent, acked uint32
-	rare        *typeRare // nil until a NACK or a TP3 error
+	rare        *typeRare // nil until a NACK, a TP3 error or a wildcard
 }
 
 // watchGroup is one go-control-plane watch shared by the streams whose
@@ -191,7 +191,7 @@ type watchGroup struct {
 	req *discoverypb.DiscoveryRequest // the first member's: the cache's key for the watch
 	// sub is a copy of the first member's subscription: a member's own
 	// changes once it leaves, and the cache reads the watch's later.
-	sub     subscription
+	sub     cacheSub
 	cancel  func()
 	gen     *chanGen
 	members []*typeState
@@ -234,10 +234,14 @@ func mapID[M ~map[K]V, K comparable, V any](m M) uintptr {
 // typeRare is the part of a typeState that most streams never need.
 type typeRare struct {
 	nacks    uint32            // the NACKs
+	wildcard bool              // the subscription is a wildcard (see cacheSub)
 	nacked   bool              // the last answer was a NACK
 	nackErr  Status            // its error detail
 	reported map[string]Status // TP3 errors sent on this stream
 }
+
+// wildcard reports whether the subscription is a wildcard.
+func (ts *typeState) wildcard() bool { return ts.rare != nil && ts.rare.wildcard }
 
 // rareState returns ts.rare, created if need be.
 func (ts *typeState) rareState() *typeRare {
@@ -470,7 +474,9 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 	// gRPC clients never mean an empty list as a wildcard
 	// (go-control-plane DeactivateLegacyWildcard).
 	ts.active = true
-	ts.sub.set(req.GetResourceNames(), &s.intern)
+	if wildcard := ts.sub.set(req.GetResourceNames(), &s.intern); wildcard || ts.rare != nil {
+		ts.rareState().wildcard = wildcard
+	}
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
@@ -486,7 +492,7 @@ func (s *Server) process(st *stream, req *discoverypb.DiscoveryRequest) ([]Respo
 // sees (NACKPolicy.cacheRequest), and ts's subscription: ts joins the open
 // watch of what the cache would see alike, or opens one.
 func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
-	k := groupKey{t: ts.t, wildcard: ts.sub.wildcard, version: req.GetVersionInfo(), subscribed: mapID(ts.sub.subscribed)}
+	k := groupKey{t: ts.t, wildcard: ts.wildcard(), version: req.GetVersionInfo(), subscribed: mapID(ts.sub.subscribed)}
 	if s.nack == ResendNACKs && req.GetErrorDetail() != nil {
 		k.resend = true
 	} else {
@@ -501,7 +507,7 @@ func (s *Server) openWatch(ts *typeState, req *discoverypb.DiscoveryRequest) {
 		// request per watch.
 		req = proto.Clone(req).(*discoverypb.DiscoveryRequest)
 	}
-	g := &watchGroup{key: k, req: req, sub: ts.sub, gen: s.rq.reserve()}
+	g := &watchGroup{key: k, req: req, sub: cacheSub{ts.sub, k.wildcard}, gen: s.rq.reserve()}
 	g.join(ts)
 	s.groups[k] = g
 	s.watches[req] = g

@@ -12,9 +12,10 @@ import (
 // and are sent the same versions, and the cache never alters either map
 // (cache/v3 Subscription: "The returned map must not be altered by the
 // Cache"), so streams that agree share one map each instead of holding two
-// of their own per type. It implements cache/v3 Subscription.
+// of their own per type. Whether it is a wildcard is kept beside it (see
+// cacheSub): gRPC clients never ask for one, and a server keeps four
+// subscriptions per stream.
 type subscription struct {
-	wildcard   bool
 	subscribed map[string]struct{} // shared: never modified
 	returned   map[string]string   // shared: never modified
 }
@@ -25,27 +26,35 @@ func (s *subscription) ReturnedResources() map[string]string { return s.returned
 // SubscribedResources implements cache/v3 Subscription.
 func (s *subscription) SubscribedResources() map[string]struct{} { return s.subscribed }
 
+// cacheSub is a subscription and whether it is a wildcard, as the cache
+// sees it. It implements cache/v3 Subscription.
+type cacheSub struct {
+	subscription
+	wildcard bool
+}
+
 // IsWildcard implements cache/v3 Subscription.
-func (s *subscription) IsWildcard() bool { return s.wildcard }
+func (s *cacheSub) IsWildcard() bool { return s.wildcard }
 
 // explicitWildcard is the name that asks for every resource of a type.
 const explicitWildcard = "*"
 
 // set applies the names of a SotW request, as stream/v3
 // Subscription.SetResourceSubscription does with legacy wildcards off:
-// the explicit wildcard "*" makes the subscription a wildcard; every
-// other name is subscribed; and, unless the wildcard is set, resources no
-// longer subscribed are forgotten as returned, so that subscribing to
-// them again brings them again even at an unchanged version.
-func (s *subscription) set(names []string, in *interner) {
-	s.wildcard = slices.Contains(names, explicitWildcard)
+// the explicit wildcard "*" makes the subscription a wildcard, which set
+// returns; every other name is subscribed; and, unless the wildcard is
+// set, resources no longer subscribed are forgotten as returned, so that
+// subscribing to them again brings them again even at an unchanged
+// version.
+func (s *subscription) set(names []string, in *interner) (wildcard bool) {
+	wildcard = slices.Contains(names, explicitWildcard)
 	s.subscribed = in.names(names)
 	if s.returned == nil {
 		// The cache clones it and adds to the clone: never nil.
 		s.returned = in.versions(map[string]string{})
 	}
-	if s.wildcard || len(s.returned) == 0 {
-		return
+	if wildcard || len(s.returned) == 0 {
+		return wildcard
 	}
 	for name := range s.returned {
 		if _, ok := s.subscribed[name]; !ok {
@@ -56,9 +65,10 @@ func (s *subscription) set(names []string, in *interner) {
 				}
 			}
 			s.returned = in.versions(kept)
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // setReturned records the versions a response returned, as stream/v3

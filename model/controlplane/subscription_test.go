@@ -36,7 +36,7 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var in interner
-			var mine subscription
+			var mine cacheSub
 			var theirs streamv3.Subscription
 			started := false
 			for i, st := range tt.steps {
@@ -44,7 +44,7 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 					mine.setReturned(maps.Clone(st.returned), &in)
 					theirs.SetReturnedResources(maps.Clone(st.returned))
 				} else {
-					mine.set(st.names, &in)
+					mine.wildcard = mine.set(st.names, &in)
 					if !started {
 						theirs = streamv3.NewSotwSubscription(st.names, false)
 						started = true
