@@ -191,9 +191,11 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		}
 		return
 	}
-	c.gen++
+	if c.gen++; c.gen == 0 {
+		c.gen = 1
+	}
 	if c.prof.ADSFlowControl && !c.autoDone {
-		c.done, c.doneCount = DoneHandle{Server: ch.idx, Update: c.gen}, 0
+		c.done, c.doneCount = DoneHandle{Server: ch.idx, Update: uint64(c.gen)}, 0
 	}
 	ts := &ch.types[t]
 	ts.nonce = resp.Nonce
@@ -233,7 +235,7 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		c.done, c.doneCount = DoneHandle{}, 0
 		if n > 0 && ch.refs > 0 {
 			r := ch.more()
-			r.doneUpdate, r.pendingDone = c.gen, n
+			r.doneUpdate, r.pendingDone = uint64(c.gen), n
 			ch.pauseRead(c)
 		}
 	}

@@ -89,10 +89,10 @@ type resourceState struct {
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
-	// seen is the low 32 bits of the response generation that last named
-	// this resource (Client.gen): it is compared only with the current
-	// generation, and would be mistaken for it only if a cached resource
-	// went unnamed by 2³² responses of the client in a row.
+	// seen is the response generation that last named this resource
+	// (Client.gen): it is compared only with the current generation, and
+	// would be mistaken for it only if a cached resource went unnamed by
+	// 2³²−1 responses of the client in a row, when the generation wraps.
 	seen uint32
 	// The small fields last, together: a client holds one entry per
 	// resource it watches, and padding between them would cost each
@@ -507,7 +507,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		if st == nil {
 			continue
 		}
-		st.seen = uint32(c.gen)
+		st.seen = c.gen
 		if err := d.ErrIn(fs); err != nil {
 			// grpc-go reports ResourceUpdateInvalid per resource it has
 			// state for (gRFC A78 resource_updates_invalid).
@@ -548,7 +548,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	if a88 && c.prof.TP3ResourceErrors {
 		for _, re := range resp.ResourceErrors {
 			if st := a.state(typ, re.Name); st != nil {
-				st.seen = uint32(c.gen)
+				st.seen = c.gen
 				// C-core HandleServerReportedResourceError counts a TP3
 				// error as an invalid resource.
 				c.countUpdate(a.servers[pos], typ, false)
@@ -568,7 +568,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	repeat := c.prof.IgnoredDeletion != DeletionSilent
 	for _, e := range a.of(typ) {
 		st, name := e.st, e.name
-		if st.cache == nil || st.seen == uint32(c.gen) || (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
+		if st.cache == nil || st.seen == c.gen || (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
 			// Uncached: the timer decides (grpc-go PR #5912). Kept
 			// after a deletion: told again only where the client does.
 			continue

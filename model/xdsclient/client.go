@@ -106,7 +106,6 @@ type Client struct {
 	auths   []authority // auths[0] is the default (old-style names)
 
 	now  time.Duration
-	gen  uint64   // response generation, marks names present in a response
 	fx   *Effects // where an input's effects go: Config.Effects, or the client's own
 	sink *MetricsSink
 
@@ -118,10 +117,15 @@ type Client struct {
 	// statuses counts the cache entries by CSDS status, kept up to date
 	// by setStatus so that a fleet can sample them without a scan.
 	statuses [NumStatuses]int32
-	// The small fields last, together (a fleet holds a million clients).
+	// The small fields last, together (a fleet holds a million clients:
+	// 176 bytes).
 	doneCount int32
-	autoDone  bool
-	filters   FilterSet // the profile's HTTPFilters, looked up once
+	// gen is the response generation, which marks the names present in a
+	// response and numbers flow control's handles; it skips 0, which a
+	// handle takes for no-op, when it wraps.
+	gen      uint32
+	autoDone bool
+	filters  FilterSet // the profile's HTTPFilters, looked up once
 }
 
 // New builds a client. It returns an error for an empty server list or an
