@@ -96,6 +96,9 @@ type world struct {
 	decoded decodeCache
 	xq      effectQueue
 	effects xdsclient.Effects // the XdsClients' shared effect buffer
+	// poolKeys are, per group, its targets' XdsClient pool keys
+	// ("xds:///" + target), built once rather than per client.
+	poolKeys [][]string
 	// The arrays of the connections' message queues (conn.go spares).
 	outSpares spares[outbound]
 	inSpares  spares[inbound]
