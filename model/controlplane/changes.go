@@ -465,9 +465,12 @@ func (s *Server) StreamState(id StreamID, t ResourceType) (a AckState, ok bool) 
 		return AckState{}, false
 	}
 	ts := &st.types[t]
-	a = AckState{Version: ts.acked, ACKs: int(ts.acks), NACKs: int(ts.nacks)}
+	a = AckState{Version: s.versions.version(ts.acked), ACKs: int(ts.acks)}
+	if ts.rare != nil {
+		a.NACKs = int(ts.rare.nacks)
+	}
 	if ts.nonce != 0 {
-		a.Nonce = strconv.FormatUint(ts.nonce, 10)
+		a.Nonce = strconv.FormatUint(uint64(ts.nonce), 10)
 	}
 	if r := ts.rare; r != nil && r.nacked {
 		a.NACKed, a.ErrorDetail = true, r.nackErr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -107,10 +108,11 @@ type Server struct {
 	streams map[StreamID]*stream
 	list    []*stream // open streams, any order (scans only)
 
-	work   *workQueue
-	m      metrics
-	now    sim.Time
-	intern interner // the streams' shared subscription maps
+	work     *workQueue
+	m        metrics
+	now      sim.Time
+	intern   interner     // the streams' shared subscription maps
+	versions versionTable // the versions the streams' typeStates name
 
 	// Per-commit scratch.
 	staged  [NumTypes]map[string]proto.Message // nil message: delete
@@ -136,9 +138,21 @@ func (e *entry) served() bool { return e != nil && e.msg != nil && e.err == nil 
 type stream struct {
 	id       StreamID
 	idx      int    // in Server.list
-	nonce    uint64 // last nonce sent, any type
+	nonce    uint32 // last nonce sent, any type (see typeState.nonce)
 	lastDone sim.Time
 	types    [NumTypes]typeState
+}
+
+// nextNonce returns the stream's next response nonce (go-control-plane
+// sotw/v3 server.go send: atomic.AddInt64(&s.nonce, 1), one counter per
+// stream). Nonces are 32-bit here: a stream that sent 2³²−1 responses
+// would wrap to 0, which means "no response yet", so it panics instead.
+func (st *stream) nextNonce() uint32 {
+	if st.nonce == math.MaxUint32 {
+		panic(fmt.Sprintf("controlplane: stream %d sent 2^32-1 responses, the most its nonces count", st.id))
+	}
+	st.nonce++
+	return st.nonce
 }
 
 // typeState is a stream's state for one type (go-control-plane sotw/v3
@@ -155,14 +169,20 @@ type typeState struct {
 	// The open watch, if any: nil once it fired or was cancelled.
 	grp *watchGroup
 
-	nonce uint64 // of the last response of this type, 0 before the first
-	sent  string // the version of that response
-	// acks and nacks count the answers; acked is the version of the last
-	// ACK. (AckState is built from them on demand: a server keeps four of
-	// these per stream, so they are kept small.)
-	acks, nacks uint32
-	acked       string
-	rare        *typeRare // nil until a NACK or a TP3 error
+	// nonce is that of the last response of this type, 0 before the
+	// first. 32 bits are 4·10⁹ responses on one stream, more than any run
+	// sends (nextNonce panics past them); with acks beside it the pair
+	// takes one word.
+	nonce uint32
+	// acks counts the ACKs (the NACKs, which most streams never send,
+	// are counted in rare).
+	acks uint32
+	// sent is the version of the last response, acked that of the last
+	// ACK, as ids of Server.versions: a server keeps four of these per
+	// stream, so they are kept small (64 bytes), and AckState is built
+	// from them on demand.
+	sent, acked uint32
+	rare        *typeRare // nil until a NACK, a TP3 error or a wildcard
 }
 
 // watchGroup is one go-control-plane watch shared by the streams whose
@@ -181,7 +201,7 @@ type watchGroup struct {
 	req *discoverypb.DiscoveryRequest // the first member's: the cache's key for the watch
 	// sub is a copy of the first member's subscription: a member's own
 	// changes once it leaves, and the cache reads the watch's later.
-	sub     subscription
+	sub     cacheSub
 	cancel  func()
 	gen     *chanGen
 	members []*typeState
@@ -197,7 +217,7 @@ type answer struct {
 	version string
 	// The key's maps, held so that their identities in the key stay
 	// theirs.
-	sub subscription
+	sub cacheSub
 }
 
 // groupKey is what the cache sees of a watch. The subscription's maps are
@@ -236,10 +256,15 @@ func mapID[M ~map[K]V, K comparable, V any](m M) uintptr {
 
 // typeRare is the part of a typeState that most streams never need.
 type typeRare struct {
+	nacks    uint32            // the NACKs
+	wildcard bool              // the subscription is a wildcard (see cacheSub)
 	nacked   bool              // the last answer was a NACK
 	nackErr  Status            // its error detail
 	reported map[string]Status // TP3 errors sent on this stream
 }
+
+// wildcard reports whether the subscription is a wildcard.
+func (ts *typeState) wildcard() bool { return ts.rare != nil && ts.rare.wildcard }
 
 // rareState returns ts.rare, created if need be.
 func (ts *typeState) rareState() *typeRare {
@@ -359,7 +384,10 @@ func (s *Server) CloseStream(now sim.Time, id StreamID) {
 		return
 	}
 	for t := range st.types {
-		s.closeWatch(&st.types[t])
+		ts := &st.types[t]
+		s.closeWatch(ts)
+		s.versions.release(ts.sent)
+		s.versions.release(ts.acked)
 	}
 	delete(s.streams, id)
 	last := s.list[len(s.list)-1]
@@ -453,8 +481,8 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 		ts.answered = true
 		if d := req.ErrorDetail; d != nil {
 			s.m.totals.NACKs++
-			ts.nacks++
 			r := ts.rareState()
+			r.nacks++
 			r.nacked, r.nackErr = true, *d
 		} else {
 			s.m.totals.ACKs++
@@ -462,7 +490,7 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 			if ts.rare != nil {
 				ts.rare.nacked, ts.rare.nackErr = false, Status{}
 			}
-			ts.acked = req.Version
+			s.versions.set(&ts.acked, req.Version)
 		}
 	}
 	if ts.active {
@@ -473,11 +501,13 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 	// gRPC clients never mean an empty list as a wildcard
 	// (go-control-plane DeactivateLegacyWildcard).
 	ts.active = true
-	ts.sub.set(req.Names, &s.intern)
+	if wildcard := ts.sub.set(req.Names, &s.intern); wildcard || ts.rare != nil {
+		ts.rareState().wildcard = wildcard
+	}
 	// A NACK is held or answered as the server's policy says: the cache
 	// sees the version (and, to resend, the subscription) that makes it do
 	// so (NACKPolicy.CacheVersion).
-	s.openWatch(ts, req, s.nack.version(req.ErrorDetail != nil, req.Version, ts.sent))
+	s.openWatch(ts, req, s.nack.version(req.ErrorDetail != nil, req.Version, s.versions.version(ts.sent)))
 	s.collect()
 	if s.tp3 {
 		s.enqueue(ts, nil)
@@ -491,7 +521,7 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 // with req's message.
 func (s *Server) openWatch(ts *typeState, req *Request, version string) {
 	nack := req.ErrorDetail != nil
-	k := groupKey{t: ts.t, wildcard: ts.sub.wildcard, version: version, subscribed: mapID(ts.sub.subscribed)}
+	k := groupKey{t: ts.t, wildcard: ts.wildcard(), version: version, subscribed: mapID(ts.sub.subscribed)}
 	if s.nack == ResendNACKs && nack {
 		k.resend = true
 	} else {
@@ -508,7 +538,7 @@ func (s *Server) openWatch(ts *typeState, req *Request, version string) {
 		return
 	}
 	msg := req.message(version)
-	g := &watchGroup{key: k, req: msg, sub: ts.sub, gen: s.rq.reserve()}
+	g := &watchGroup{key: k, req: msg, sub: cacheSub{ts.sub, k.wildcard}, gen: s.rq.reserve()}
 	g.join(ts)
 	s.groups[k] = g
 	s.watches[msg] = g
@@ -676,9 +706,8 @@ func (s *Server) respond(p pending) (Response, bool) {
 		}
 		anys = s.anysOf(t, rs)
 	}
-	ts.st.nonce++
-	ts.nonce = ts.st.nonce
-	ts.sent = version
+	ts.nonce = ts.st.nextNonce()
+	s.versions.set(&ts.sent, version)
 	ts.answered = false
 	if p.resp != nil {
 		ts.sub.setReturned(p.resp.GetReturnedResources(), &s.intern)
@@ -689,7 +718,7 @@ func (s *Server) respond(p pending) (Response, bool) {
 		VersionInfo:    version,
 		Resources:      anys,
 		TypeUrl:        t.TypeURL(),
-		Nonce:          strconv.FormatUint(ts.nonce, 10),
+		Nonce:          strconv.FormatUint(uint64(ts.nonce), 10),
 		ControlPlane:   s.cp,
 		ResourceErrors: errs,
 	}}, true
@@ -871,7 +900,7 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 
 // nonceIs reports whether the response_nonce s is the nonce n, as the
 // decimal the server sent.
-func nonceIs(s string, n uint64) bool {
-	v, err := strconv.ParseUint(s, 10, 64)
-	return err == nil && v == n && s[0] != '0' // ParseUint takes "01" too
+func nonceIs(s string, n uint32) bool {
+	v, err := strconv.ParseUint(s, 10, 32)
+	return err == nil && uint32(v) == n && s[0] != '0' // ParseUint takes "01" too
 }

@@ -493,3 +493,32 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// TestWildcardSubscriptionGetsEveryResource: with a LinearCache the
+// explicit wildcard "*" subscribes to every resource of the type (stream/v3
+// Subscription SetResourceSubscription; linear.go answers a wildcard watch
+// with all of them), and a stream that asks by name beside it gets only its
+// names; dropping the wildcard leaves only the names. (go-control-plane
+// v0.14's snapshot caches answer a request for "*" with nothing: simple.go
+// createResponse keeps the resources a non-empty resource_names list names,
+// and no resource is named "*".)
+func TestWildcardSubscriptionGetsEveryResource(t *testing.T) {
+	s := mustNew(t, cp.Config{Name: "p", Cache: cp.LinearCaches, Services: twoServices()})
+	wild, named := newClient(t, s, 1), newClient(t, s, 2)
+	r := only(t, wild.subscribe(cp.CDS, "*"))
+	if got := names(t, r); !slices.Equal(got, []string{"a-cluster", "b-cluster"}) {
+		t.Errorf("wildcard: got %v, want both clusters", got)
+	}
+	wild.ackAll([]cp.Response{r})
+	if got := names(t, only(t, named.subscribe(cp.CDS, "a-cluster"))); !slices.Equal(got, []string{"a-cluster"}) {
+		t.Errorf("by name beside a wildcard: got %v, want a-cluster", got)
+	}
+	wild.names[cp.CDS] = []string{"a-cluster"}
+	if rs := wild.send(wild.request(cp.CDS, nil)); len(rs) != 0 {
+		t.Errorf("dropping the wildcard for a name already sent: %v", summarize(rs))
+	}
+	wild.names[cp.CDS] = []string{"*"}
+	if rs := wild.send(wild.request(cp.CDS, nil)); len(rs) != 1 || !slices.Equal(names(t, rs[0]), []string{"a-cluster", "b-cluster"}) {
+		t.Errorf("wildcard again: %v, want both clusters", summarize(rs))
+	}
+}

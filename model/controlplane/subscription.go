@@ -11,9 +11,10 @@ import (
 // and are sent the same versions, and the cache never alters either map
 // (cache/v3 Subscription: "The returned map must not be altered by the
 // Cache"), so streams that agree share one map each instead of holding two
-// of their own per type. It implements cache/v3 Subscription.
+// of their own per type. Whether it is a wildcard is kept beside it (see
+// cacheSub): gRPC clients never ask for one, and a server keeps four
+// subscriptions per stream.
 type subscription struct {
-	wildcard   bool
 	subscribed map[string]struct{} // shared: never modified
 	returned   map[string]string   // shared: never modified
 }
@@ -24,27 +25,35 @@ func (s *subscription) ReturnedResources() map[string]string { return s.returned
 // SubscribedResources implements cache/v3 Subscription.
 func (s *subscription) SubscribedResources() map[string]struct{} { return s.subscribed }
 
+// cacheSub is a subscription and whether it is a wildcard, as the cache
+// sees it. It implements cache/v3 Subscription.
+type cacheSub struct {
+	subscription
+	wildcard bool
+}
+
 // IsWildcard implements cache/v3 Subscription.
-func (s *subscription) IsWildcard() bool { return s.wildcard }
+func (s *cacheSub) IsWildcard() bool { return s.wildcard }
 
 // explicitWildcard is the name that asks for every resource of a type.
 const explicitWildcard = "*"
 
 // set applies the names of a SotW request, as stream/v3
 // Subscription.SetResourceSubscription does with legacy wildcards off:
-// the explicit wildcard "*" makes the subscription a wildcard; every
-// other name is subscribed; and, unless the wildcard is set, resources no
-// longer subscribed are forgotten as returned, so that subscribing to
-// them again brings them again even at an unchanged version.
-func (s *subscription) set(names []string, in *interner) {
-	s.wildcard = slices.Contains(names, explicitWildcard)
+// the explicit wildcard "*" makes the subscription a wildcard, which set
+// returns; every other name is subscribed; and, unless the wildcard is
+// set, resources no longer subscribed are forgotten as returned, so that
+// subscribing to them again brings them again even at an unchanged
+// version.
+func (s *subscription) set(names []string, in *interner) (wildcard bool) {
+	wildcard = slices.Contains(names, explicitWildcard)
 	s.subscribed = in.names(names)
 	if s.returned == nil {
 		// The cache clones it and adds to the clone: never nil.
 		s.returned = in.versions(map[string]string{})
 	}
-	if s.wildcard || len(s.returned) == 0 {
-		return
+	if wildcard || len(s.returned) == 0 {
+		return wildcard
 	}
 	for name := range s.returned {
 		if _, ok := s.subscribed[name]; !ok {
@@ -55,9 +64,10 @@ func (s *subscription) set(names []string, in *interner) {
 				}
 			}
 			s.returned = in.versions(kept)
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // setReturned records the versions a response returned, as stream/v3
@@ -130,4 +140,68 @@ func (in *interner) versions(m map[string]string) map[string]string {
 	}
 	in.versionM[string(in.key)] = m
 	return m
+}
+
+// versionTable holds once each version string that a stream's typeStates
+// keep (the last sent, the last ACKed), so that a typeState holds two
+// 32-bit ids instead of two strings: a server keeps four typeStates per
+// stream, and a fleet a million streams. Id 0 is the empty version. A
+// version is forgotten when no typeState names it any more, so a long run
+// of changing versions does not grow the table; in the steady state it
+// reuses the slots of versions gone and allocates nothing.
+type versionTable struct {
+	ids  map[string]uint32
+	strs []string // the version of id i+1
+	refs []uint32 // the typeStates naming id i+1
+	free []uint32 // ids whose slot is free
+}
+
+// set makes *id name v, releasing the version it named.
+func (vt *versionTable) set(id *uint32, v string) {
+	old := *id
+	*id = vt.acquire(v)
+	vt.release(old)
+}
+
+// acquire returns the id of v, counting one more reference to it.
+func (vt *versionTable) acquire(v string) uint32 {
+	if v == "" {
+		return 0
+	}
+	id, ok := vt.ids[v]
+	if !ok {
+		if n := len(vt.free); n > 0 {
+			id, vt.free = vt.free[n-1], vt.free[:n-1]
+			vt.strs[id-1] = v
+		} else {
+			vt.strs, vt.refs = append(vt.strs, v), append(vt.refs, 0)
+			id = uint32(len(vt.strs))
+		}
+		if vt.ids == nil {
+			vt.ids = map[string]uint32{}
+		}
+		vt.ids[v] = id
+	}
+	vt.refs[id-1]++
+	return id
+}
+
+// release drops a reference to id; the last forgets its version.
+func (vt *versionTable) release(id uint32) {
+	if id == 0 {
+		return
+	}
+	if vt.refs[id-1]--; vt.refs[id-1] == 0 {
+		delete(vt.ids, vt.strs[id-1])
+		vt.strs[id-1] = ""
+		vt.free = append(vt.free, id)
+	}
+}
+
+// version returns the version id names.
+func (vt *versionTable) version(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	return vt.strs[id-1]
 }

@@ -36,7 +36,7 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var in interner
-			var mine subscription
+			var mine cacheSub
 			var theirs streamv3.Subscription
 			started := false
 			for i, st := range tt.steps {
@@ -44,7 +44,7 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 					mine.setReturned(maps.Clone(st.returned), &in)
 					theirs.SetReturnedResources(maps.Clone(st.returned))
 				} else {
-					mine.set(st.names, &in)
+					mine.wildcard = mine.set(st.names, &in)
 					if !started {
 						theirs = streamv3.NewSotwSubscription(st.names, false)
 						started = true
@@ -79,5 +79,51 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 	delete(a.returned, "probe")
 	if !shared || !sharedV {
 		t.Errorf("two streams with the same names and versions do not share their maps (names %v, versions %v)", shared, sharedV)
+	}
+}
+
+// TestVersionTableNamesWhatIsHeldAndForgetsTheRest checks the version ids
+// that typeStates keep: each id names the version it was set to, ids are
+// shared by equal versions, and a version no id names is forgotten, its
+// slot reused, so a run of changing versions keeps the table small.
+func TestVersionTableNamesWhatIsHeldAndForgetsTheRest(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		sets     [][2]string // a typeState ("a" or "b") set to a version
+		want     map[string]string
+		maxSlots int // the table's slots after the steps: those named, and one being replaced
+	}{
+		{"empty is id 0 and takes no slot", [][2]string{{"a", ""}, {"b", ""}}, map[string]string{"a": "", "b": ""}, 0},
+		{"equal versions share a slot", [][2]string{{"a", "v1"}, {"b", "v1"}}, map[string]string{"a": "v1", "b": "v1"}, 1},
+		{"a version set again keeps its slot", [][2]string{{"a", "v1"}, {"a", "v1"}}, map[string]string{"a": "v1", "b": ""}, 1},
+		{"versions that follow each other reuse one slot", [][2]string{
+			{"a", "v1"}, {"a", "v2"}, {"a", "v3"}, {"a", "v4"}, {"a", "v5"},
+		}, map[string]string{"a": "v5", "b": ""}, 2},
+		// The new version is taken before the old is let go: v1, v2, v3.
+		{"a version still named is kept", [][2]string{
+			{"a", "v1"}, {"b", "v1"}, {"a", "v2"}, {"a", "v3"}, {"a", "v4"},
+		}, map[string]string{"a": "v4", "b": "v1"}, 3},
+		{"back to empty forgets", [][2]string{{"a", "v1"}, {"a", ""}, {"b", "v2"}}, map[string]string{"a": "", "b": "v2"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var vt versionTable
+			ids := map[string]*uint32{"a": new(uint32), "b": new(uint32)}
+			for _, s := range tt.sets {
+				vt.set(ids[s[0]], s[1])
+			}
+			for k, v := range tt.want {
+				if got := vt.version(*ids[k]); got != v {
+					t.Errorf("%s names %q, want %q", k, got, v)
+				}
+			}
+			if len(vt.strs) > tt.maxSlots {
+				t.Errorf("the table has %d slots, want at most %d", len(vt.strs), tt.maxSlots)
+			}
+			vt.release(*ids["a"])
+			vt.release(*ids["b"])
+			if len(vt.ids) != 0 {
+				t.Errorf("with every id released the table still holds %v", vt.ids)
+			}
+		})
 	}
 }

@@ -130,11 +130,12 @@ type clusterLB struct {
 
 // priority is one child of gRFC A27's priority policy.
 type priority struct {
+	started sim.Time // when it was started
 	on      bool     // the child was started (its subchannels connect)
-	started sim.Time // when
 	// ready: the child has been READY since it started or since it last
 	// failed; failed: it reported TRANSIENT_FAILURE since it was last
-	// READY. Either ends its failover timer.
+	// READY. Either ends its failover timer. (The flags after the time:
+	// 16 bytes, not 24.)
 	ready, failed bool
 }
 

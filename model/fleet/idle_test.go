@@ -47,20 +47,22 @@ func idleHeap(t *testing.T, n int) uint64 {
 
 // TestAnIdleClientHoldsLittleMemory measures what one more idle client
 // costs: the difference between two fleet sizes, so that what a world
-// holds whatever its size (the event queue's spare arrays, the control
-// plane's resources) does not count. The heap is the live heap after a
-// collection (/gc/heap/live:bytes), which garbage does not inflate.
+// holds whatever its size (the control plane's resources) does not count.
+// The event queue's spare arrays, which the startup burst grows up to a
+// cap the smaller fleet does not reach, still count, for about 290 B.
+// The heap is the live heap after a collection (/gc/heap/live:bytes),
+// which garbage does not inflate.
 //
-// The target is 3 KB; a client holds about 3.4 KB, and the test fails
-// above maxIdleClient, so that nothing grows it unnoticed. What is left
-// to reach the target is in docs/performance.md ("What is left").
+// The target is 3 KB, and the test fails above it (maxIdleClient): a
+// client holds about 2.75 KB (docs/performance.md, "Figures"), and the
+// margin absorbs what differs between Go versions and machines.
 func TestAnIdleClientHoldsLittleMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 14 000 clients")
 	}
 	const (
 		small, large  = 2000, 12000
-		maxIdleClient = 3500 // bytes
+		maxIdleClient = 3000 // bytes: the 3 KB target
 	)
 	// A first world pays the program's one-time costs (protobuf
 	// descriptors, go-control-plane's type tables), which would otherwise
@@ -71,6 +73,6 @@ func TestAnIdleClientHoldsLittleMemory(t *testing.T) {
 	per := float64(int64(b)-int64(a)) / (large - small)
 	t.Logf("live heap per idle client: %.0f B (%d clients: %d B each; %d clients: %d B each)", per, small, a/small, large, b/large)
 	if per > maxIdleClient {
-		t.Errorf("an idle client holds %.0f B of live heap, want at most %d B (target 3 KB)", per, maxIdleClient)
+		t.Errorf("an idle client holds %.0f B of live heap, want at most %d B (the 3 KB target)", per, maxIdleClient)
 	}
 }

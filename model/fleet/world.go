@@ -98,6 +98,9 @@ type world struct {
 	effects xdsclient.Effects // the XdsClients' shared effect buffer
 	// lbScratch holds the buffers a channel's new config is built in.
 	lbScratch dataplane.Scratch
+	// poolKeys are, per group, its targets' XdsClient pool keys
+	// ("xds:///" + target), built once rather than per client.
+	poolKeys [][]string
 	// The arrays of the connections' message queues (conn.go spares).
 	outSpares spares[outbound]
 	inSpares  spares[inbound]

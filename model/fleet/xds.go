@@ -106,10 +106,11 @@ func (w *world) startInstances(id uint32) {
 	for _, cp := range g.Servers {
 		boot.Servers = append(boot.Servers, xdsclient.ServerConfig{URI: w.cfg.ControlPlanes[cp].Server.Name, Features: g.Features})
 	}
+	keys := w.poolKeysOf(c.group)
 	for ti, target := range g.Targets {
 		ii := c.firstInst + uint32(ti)
 		x, err := xdsclient.New(xdsclient.Config{
-			Target: "xds:///" + target, Bootstrap: boot, SharedProfile: &g.Profile, Rand: c.rng, AutoDone: true,
+			Target: keys[ti], Bootstrap: boot, SharedProfile: &g.Profile, Rand: c.rng, AutoDone: true,
 			Effects: &w.effects, // xdsInput copies every effect out at once
 			Metrics: w.sink(ii),
 		})
@@ -122,6 +123,21 @@ func (w *world) startInstances(id uint32) {
 		w.xdsInput(ii, inWatch, -1, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
 		w.startRPCs(ii)
 	}
+}
+
+// poolKeysOf returns the XdsClient pool keys of group gi's targets: each
+// client's instances keep theirs (xdsclient.Config.Target), so a group's
+// clients share one string per target instead of holding one each.
+func (w *world) poolKeysOf(gi uint32) []string {
+	if w.poolKeys == nil {
+		w.poolKeys = make([][]string, len(w.cfg.Groups))
+	}
+	if w.poolKeys[gi] == nil {
+		for _, target := range w.cfg.Groups[gi].Targets {
+			w.poolKeys[gi] = append(w.poolKeys[gi], "xds:///"+target)
+		}
+	}
+	return w.poolKeys[gi]
 }
 
 // stopInstances tears the client's instances down, as a process exit

@@ -15,13 +15,12 @@ import (
 // Without an open stream the name goes out when the next stream opens
 // (grpc-go sendNew: "If there's no stream yet, skip the request").
 func (ch *channel) subscribe(c *Client, t ResourceType, name string) {
-	ts := &ch.types[t]
-	if ts.find(name) != nil {
+	if ch.find(t, name) != nil {
 		return
 	}
 	ch.subscribeLater(c, t, name)
 	if ch.phase == streamOpen {
-		ch.send(c, t, ts.version, nil)
+		ch.send(c, t, ch.types[t].version, nil)
 	}
 }
 
@@ -36,8 +35,9 @@ func (ch *channel) subscribeLater(c *Client, t ResourceType, name string) {
 	if ok {
 		return
 	}
+	at := ch.watchStart(t) + i
 	ts.names = insertSorted(ts.names, name)
-	ts.watch = slices.Insert(ts.watch, i, watchState{})
+	ch.watch = slices.Insert(ch.watch, at, watchState{})
 }
 
 // unsubscribe removes name, stops its timer and sends the smaller list;
@@ -48,11 +48,12 @@ func (ch *channel) unsubscribe(c *Client, t ResourceType, name string) {
 	if !ok {
 		return
 	}
-	if ts.watch[i].phase == watchRequested {
+	at := ch.watchStart(t) + i
+	if ch.watch[at].phase == watchRequested {
 		c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 	}
 	ts.names = removeSorted(ts.names, name)
-	ts.watch = slices.Delete(ts.watch, i, i+1)
+	ch.watch = slices.Delete(ch.watch, at, at+1)
 	if ch.phase == streamOpen {
 		ch.send(c, t, ts.version, nil)
 	}
@@ -78,8 +79,9 @@ func (ch *channel) send(c *Client, t ResourceType, version string, nack *Status)
 	if c.prof.PreA57Timer {
 		// Before A57 the timer started on send, READY or not (grpc/grpc
 		// #31446 moved C-core off this).
+		ws := ch.watches(t)
 		for i, name := range ts.names {
-			if ws := &ts.watch[i]; ws.phase == watchStarted {
+			if ws := &ws[i]; ws.phase == watchStarted {
 				ch.startTimer(c, t, name, ws)
 			}
 		}
@@ -99,9 +101,8 @@ func (ch *channel) sendDone(c *Client) {
 	if c.prof.PreA57Timer {
 		return
 	}
-	ts := &ch.types[f.typ]
 	for _, name := range f.names {
-		ws := ts.find(name) // f.names may be an older list than ts.names
+		ws := ch.find(f.typ, name) // f.names may be an older list than the subscription
 		if ws == nil || ws.phase != watchStarted {
 			continue
 		}
@@ -133,7 +134,7 @@ func (ch *channel) startTimer(c *Client, t ResourceType, name string, ws *watchS
 // resourceTimerFired moves the name to Timeout and tells every authority
 // holding the channel (grpc-go onWatchExpiry → handleADSResourceDoesNotExist).
 func (ch *channel) resourceTimerFired(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].find(name)
+	ws := ch.find(t, name)
 	if ws == nil || ws.phase != watchRequested {
 		return // cancelled or superseded: a stale kernel timer
 	}
@@ -166,10 +167,11 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 	if ch.phase != streamOpen {
 		return
 	}
-	hadConnErr := ch.connErr != nil
-	ch.connErr = nil
+	hadConnErr := ch.connErr() != nil
+	if r := ch.rare; r != nil {
+		r.connErr, r.attempt = nil, 0
+	}
 	ch.gotResponse = true
-	ch.attempt = 0
 	// grpc-go recv: streamEstablished.Store(true) for every message, before
 	// it is processed (gRFC A78 connected: "reset to 1 when we receive the
 	// first response on an ADS stream").
@@ -189,9 +191,11 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		}
 		return
 	}
-	c.gen++
+	if c.gen++; c.gen == 0 {
+		c.gen = 1
+	}
 	if c.prof.ADSFlowControl && !c.autoDone {
-		c.done, c.doneCount = DoneHandle{Server: ch.idx, Update: c.gen}, 0
+		c.done, c.doneCount = DoneHandle{Server: ch.idx, Update: uint64(c.gen)}, 0
 	}
 	ts := &ch.types[t]
 	ts.nonce = resp.Nonce
@@ -230,7 +234,8 @@ func (ch *channel) handleResponse(c *Client, resp *DecodedResponse) {
 		n := c.doneCount
 		c.done, c.doneCount = DoneHandle{}, 0
 		if n > 0 && ch.refs > 0 {
-			ch.doneUpdate, ch.pendingDone = c.gen, n
+			r := ch.more()
+			r.doneUpdate, r.pendingDone = uint64(c.gen), n
 			ch.pauseRead(c)
 		}
 	}
@@ -248,18 +253,19 @@ func (ch *channel) pauseRead(c *Client) {
 // handle of an earlier response, or one for a channel that closed since,
 // matches nothing and is ignored.
 func (ch *channel) watcherDone(c *Client, update uint64) {
-	if !ch.readPaused || ch.stalled || ch.doneUpdate != update || ch.pendingDone == 0 {
+	r := ch.rare
+	if !ch.readPaused || ch.stalled || r == nil || r.doneUpdate != update || r.pendingDone == 0 {
 		return
 	}
-	ch.pendingDone--
-	if ch.pendingDone > 0 {
+	r.pendingDone--
+	if r.pendingDone > 0 {
 		return
 	}
-	ch.readPaused, ch.doneUpdate = false, 0
+	ch.readPaused, r.doneUpdate = false, 0
 	c.emit(Effect{Kind: ResumeRead, Server: ch.idx})
-	if st := ch.held; st != nil {
+	if st := r.held; st != nil {
 		// The Recv after fc.wait() returns the stream's error.
-		ch.held = nil
+		r.held = nil
 		ch.streamFailed(c, *st)
 	}
 }
@@ -267,7 +273,7 @@ func (ch *channel) watcherDone(c *Client, update uint64) {
 // received marks a name named by a response: its timer stops (grpc-go
 // onRecv: Started/Requested → Received).
 func (ch *channel) received(c *Client, t ResourceType, name string) {
-	ws := ch.types[t].find(name)
+	ws := ch.find(t, name)
 	if ws == nil {
 		return
 	}

@@ -25,11 +25,13 @@ type authority struct {
 	// activeXDSChannel).
 	active int
 
-	// entries[t] are the cache entries of type t, sorted by name. One
-	// slice of pairs rather than maps, or a slice of names beside one of
-	// states: an XdsClient holds a few entries per type, and a fleet holds
-	// a million XdsClients.
-	entries [numTypes][]cacheEntry
+	// entries are the cache entries, type 0's first, then type 1's, and
+	// so on, each type's sorted by name; counts[t] says how many are of
+	// type t (see of). One slice of pairs rather than maps, a slice per
+	// type, or a slice of names beside one of states: an XdsClient holds a
+	// few entries per type, and a fleet holds a million XdsClients.
+	entries []cacheEntry
+	counts  [numTypes]int32
 }
 
 // cacheEntry is one name of an authority's cache and its state.
@@ -38,10 +40,25 @@ type cacheEntry struct {
 	st   *resourceState
 }
 
+// of returns the cache entries of type t, sorted by name.
+func (a *authority) of(t ResourceType) []cacheEntry {
+	start := a.start(t)
+	return a.entries[start : start+int(a.counts[t])]
+}
+
+// start returns where the entries of type t start in a.entries.
+func (a *authority) start(t ResourceType) int {
+	start := 0
+	for u := range t {
+		start += int(a.counts[u])
+	}
+	return start
+}
+
 // find returns the position of name among the entries of typ, and
 // whether it is there.
 func (a *authority) find(typ ResourceType, name string) (int, bool) {
-	return slices.BinarySearchFunc(a.entries[typ], name, func(e cacheEntry, name string) int {
+	return slices.BinarySearchFunc(a.of(typ), name, func(e cacheEntry, name string) int {
 		return strings.Compare(e.name, name)
 	})
 }
@@ -49,7 +66,7 @@ func (a *authority) find(typ ResourceType, name string) (int, bool) {
 // state returns the cache entry of (typ, name), or nil.
 func (a *authority) state(typ ResourceType, name string) *resourceState {
 	if i, ok := a.find(typ, name); ok {
-		return a.entries[typ][i].st
+		return a.of(typ)[i].st
 	}
 	return nil
 }
@@ -67,23 +84,77 @@ type resourceState struct {
 	// update time and CsdsService writes last_updated only with a
 	// resource; C-core ResourceState::FillGenericXdsConfig likewise).
 	updated time.Duration
-	err     *errState // last error, nil if none (CSDS error_state)
-	// lastErr is the last error the watchers were told, NACK or
-	// connectivity, which a new watcher hears (Profile.ReplayLastError);
-	// shared and never modified.
-	lastErr *errState
+	// errs holds the errors, nil until the resource has one.
+	errs *resourceErrs
 	// subs is the set of server positions this name is subscribed on
 	// (grpc-go resourceState.xdsChannelConfigs).
 	subs uint64
-	// seen is the response generation that last named this resource.
-	seen uint64
+	// seen is the response generation that last named this resource
+	// (Client.gen): it is compared only with the current generation, and
+	// would be mistaken for it only if a cached resource went unnamed by
+	// 2³²−1 responses of the client in a row, when the generation wraps.
+	seen uint32
 	// The small fields last, together: a client holds one entry per
-	// resource it watches, and padding between them would cost each.
-	status    adminpb.ClientResourceStatus
+	// resource it watches, and padding between them would cost each
+	// (80 bytes in all).
+	stat      uint8 // an adminpb.ClientResourceStatus (see status)
 	hasUpdate bool
 	// deletionIgnored is set when a deletion was ignored (gRFC A53).
 	deletionIgnored bool
 	typ             ResourceType
+}
+
+// status returns the entry's CSDS status.
+func (st *resourceState) status() adminpb.ClientResourceStatus {
+	return adminpb.ClientResourceStatus(st.stat)
+}
+
+// resourceErrs is the part of a resourceState that only a resource that
+// had an error needs.
+type resourceErrs struct {
+	err *errState // last error, nil if none (CSDS error_state)
+	// lastErr is the last error the watchers were told, NACK or
+	// connectivity, which a new watcher hears (Profile.ReplayLastError);
+	// shared and never modified.
+	lastErr *errState
+}
+
+// err returns the entry's last error, nil if none.
+func (st *resourceState) err() *errState {
+	if st.errs == nil {
+		return nil
+	}
+	return st.errs.err
+}
+
+// lastErr returns the last error the watchers were told, nil if none.
+func (st *resourceState) lastErr() *errState {
+	if st.errs == nil {
+		return nil
+	}
+	return st.errs.lastErr
+}
+
+// setErr sets the entry's last error; nil clears it.
+func (st *resourceState) setErr(e *errState) {
+	if st.errs == nil {
+		if e == nil {
+			return
+		}
+		st.errs = &resourceErrs{}
+	}
+	st.errs.err = e
+}
+
+// setLastErr sets the last error the watchers were told; nil clears it.
+func (st *resourceState) setLastErr(e *errState) {
+	if st.errs == nil {
+		if e == nil {
+			return
+		}
+		st.errs = &resourceErrs{}
+	}
+	st.errs.lastErr = e
 }
 
 // errState is CSDS UpdateFailureState plus the notification it produced.
@@ -111,14 +182,7 @@ func (a *authority) position(ch int) int {
 	return -1
 }
 
-func (a *authority) empty() bool {
-	for t := range a.entries {
-		if len(a.entries[t]) > 0 {
-			return false
-		}
-	}
-	return true
-}
+func (a *authority) empty() bool { return len(a.entries) == 0 }
 
 // watch adds a watcher (grpc-go authority.go watchResource).
 func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
@@ -132,10 +196,11 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	st := a.state(typ, name)
 	created := st == nil
 	if created {
-		st = &resourceState{status: adminpb.ClientResourceStatus_REQUESTED, typ: typ}
+		st = &resourceState{stat: uint8(adminpb.ClientResourceStatus_REQUESTED), typ: typ}
 		c.entryAdded(st)
 		i, _ := a.find(typ, name)
-		a.entries[typ] = slices.Insert(a.entries[typ], i, cacheEntry{name, st})
+		a.entries = slices.Insert(a.entries, a.start(typ)+i, cacheEntry{name, st})
+		a.counts[typ]++
 	}
 	for _, x := range st.watchers {
 		if x == w {
@@ -184,7 +249,7 @@ func (a *authority) subscribeNew(st *resourceState, typ ResourceType, name strin
 func (a *authority) watchTimeFallback() {
 	c := a.c
 	mode := c.prof.WatchTimeFallback
-	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr == nil {
+	if mode == WatchFallbackNone || a.active < 0 || c.channel(a.servers[a.active]).connErr() == nil {
 		return
 	}
 	for pos := a.active + 1; pos < len(a.servers); pos++ {
@@ -198,7 +263,7 @@ func (a *authority) watchTimeFallback() {
 		} else {
 			a.fallbackTo(pos)
 		}
-		if ch.connErr == nil {
+		if ch.connErr() == nil {
 			return
 		}
 	}
@@ -216,16 +281,16 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 	case c.prof.ReplayLastError:
 		// grpc-java ResourceSubscriber.addWatcher.
 		switch {
-		case st.lastErr != nil:
-			a.notifyErr(w, typ, name, st, st.lastErr.status, st.lastErr.cause)
-		case st.cache == nil && (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT):
+		case st.lastErr() != nil:
+			a.notifyErr(w, typ, name, st, st.lastErr().status, st.lastErr().cause)
+		case st.cache == nil && (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status() == adminpb.ClientResourceStatus_TIMEOUT):
 			a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
 		}
 	default:
 		a.replayStatus(typ, name, st, w)
 	}
 	if c.prof.ReplayConnectivityError && a.active >= 0 {
-		if ce := c.channel(a.servers[a.active]).connErr; ce != nil {
+		if ce := c.channel(a.servers[a.active]).connErr(); ce != nil {
 			a.notifyErr(w, typ, name, st, connectivityStatus(*ce), CauseConnectivity)
 		}
 	}
@@ -235,10 +300,10 @@ func (a *authority) replay(typ ResourceType, name string, st *resourceState, w W
 // error, or NotExist (grpc-go authority.go watchResource; C-core
 // XdsClient::WatchResource).
 func (a *authority) replayStatus(typ ResourceType, name string, st *resourceState, w WatcherID) {
-	switch st.status {
+	switch st.status() {
 	case adminpb.ClientResourceStatus_NACKED, adminpb.ClientResourceStatus_RECEIVED_ERROR, adminpb.ClientResourceStatus_TIMEOUT:
-		if st.err != nil {
-			a.notifyErr(w, typ, name, st, st.err.status, st.err.cause)
+		if st.err() != nil {
+			a.notifyErr(w, typ, name, st, st.err().status, st.err().cause)
 		}
 	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
 		a.notifyErr(w, typ, name, st, notFound(typ, name), CauseDeleted)
@@ -286,7 +351,9 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 	}
 	a.c.entryRemoved(st)
 	i, _ := a.find(typ, name)
-	a.entries[typ] = slices.Delete(a.entries[typ], i, i+1)
+	at := a.start(typ) + i
+	a.entries = slices.Delete(a.entries, at, at+1)
+	a.counts[typ]--
 	if a.empty() {
 		for pos := range a.servers {
 			if a.held&(1<<pos) != 0 {
@@ -348,9 +415,9 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 		last = &errState{status: s, cause: CauseConnectivity, at: a.c.now}
 	}
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, e := range a.entries[t] {
+		for _, e := range a.of(t) {
 			if last != nil {
-				e.st.lastErr = last
+				e.st.setLastErr(last)
 			}
 			a.notifyAllErr(t, e.name, e.st, s, CauseConnectivity)
 		}
@@ -361,11 +428,9 @@ func (a *authority) connectivityFailure(pos int, st Status) {
 // resource that is not cached" (gRFC A71); NACKed and does-not-exist entries
 // count as cached (grpc-go checks status == Requested).
 func (a *authority) watcherExistsForUncachedResource() bool {
-	for t := range a.entries {
-		for _, e := range a.entries[t] {
-			if st := e.st; len(st.watchers) > 0 && st.status == adminpb.ClientResourceStatus_REQUESTED {
-				return true
-			}
+	for _, e := range a.entries {
+		if st := e.st; len(st.watchers) > 0 && st.status() == adminpb.ClientResourceStatus_REQUESTED {
+			return true
 		}
 	}
 	return false
@@ -381,7 +446,7 @@ func (a *authority) fallbackTo(pos int) bool {
 	a.acquire(pos)
 	a.active = pos
 	for t := ResourceType(0); t < numTypes; t++ {
-		for _, e := range a.entries[t] {
+		for _, e := range a.of(t) {
 			st, name := e.st, e.name
 			if len(st.watchers) > 0 && st.subs&(1<<pos) == 0 {
 				a.subscribe(st, pos, t, name)
@@ -410,7 +475,7 @@ func (a *authority) revertOnUpdate(pos int) bool {
 		}
 		ch := a.c.channel(a.servers[i])
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, e := range a.entries[t] {
+			for _, e := range a.of(t) {
 				st, name := e.st, e.name
 				if st.subs&(1<<i) != 0 {
 					st.subs &^= 1 << i
@@ -431,7 +496,7 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	if !a.revertOnUpdate(pos) {
 		return
 	}
-	feat := c.servers[a.servers[pos]].Features
+	feat := c.servers[a.servers[pos]].cfg.Features
 	a88 := c.prof.A88DataErrors
 	fs := c.filters
 	for _, d := range resp.Resources {
@@ -459,12 +524,13 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 		// A deletion recorded as an error (C-core) does not count: C-core
 		// tells watchers only of a resource that differs.
 		st.deletionIgnored = false
-		changed := st.cache == nil || !st.cache.Equal(d) || (st.err != nil && st.err.cause != CauseDeleted)
+		e := st.err()
+		changed := st.cache == nil || !st.cache.Equal(d) || (e != nil && e.cause != CauseDeleted)
 		c.setStatus(st, adminpb.ClientResourceStatus_ACKED)
 		st.version = resp.Version
 		st.updated, st.hasUpdate = c.now, true
-		st.err = nil
-		st.lastErr = nil // grpc-java onData, changed or not
+		st.setErr(nil)
+		st.setLastErr(nil) // grpc-java onData, changed or not
 		if changed {
 			c.setCache(st, d)
 			for _, w := range st.watchers {
@@ -500,9 +566,9 @@ func (a *authority) handleUpdate(pos int, typ ResourceType, resp *DecodedRespons
 	// (onAbsent checks only data != null), and its watchers are told
 	// each time.
 	repeat := c.prof.IgnoredDeletion != DeletionSilent
-	for _, e := range a.entries[typ] {
+	for _, e := range a.of(typ) {
 		st, name := e.st, e.name
-		if st.cache == nil || st.seen == c.gen || (st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
+		if st.cache == nil || st.seen == c.gen || (st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST && !repeat) {
 			// Uncached: the timer decides (grpc-go PR #5912). Kept
 			// after a deletion: told again only where the client does.
 			continue
@@ -516,10 +582,11 @@ func (a *authority) handleNACK(typ ResourceType, name string, err *ValidationErr
 	c := a.c
 	s := Status{Code: codes.InvalidArgument, Message: fmt.Sprintf("xds: resource %q of type %v NACKed: %v", name, typ, err)}
 	// grpc-go c841c90b (#9185): the same error text again is not re-sent.
-	dup := c.prof.SuppressDuplicateNACKError && st.err != nil && st.err.cause == CauseNACK && st.err.status == s
+	e := st.err()
+	dup := c.prof.SuppressDuplicateNACKError && e != nil && e.cause == CauseNACK && e.status == s
 	c.setStatus(st, adminpb.ClientResourceStatus_NACKED)
-	st.err = &errState{status: s, cause: CauseNACK, version: version, at: c.now}
-	st.lastErr = st.err // grpc-java onError
+	st.setErr(&errState{status: s, cause: CauseNACK, version: version, at: c.now})
+	st.setLastErr(st.err()) // grpc-java onError
 	if c.prof.A88DataErrors && feat.FailOnDataErrors && st.cache != nil {
 		// gRFC A88 table "NACK from client | true | true": drop the
 		// resource and fail RPCs.
@@ -541,11 +608,11 @@ func (a *authority) handleServerError(typ ResourceType, re ResourceError, st *re
 		c.setCache(st, nil)
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_RECEIVED_ERROR)
-	st.err = &errState{status: re.Status, cause: CauseServerError, version: version, at: c.now}
+	st.setErr(&errState{status: re.Status, cause: CauseServerError, version: version, at: c.now})
 	// No shipping client both reads resource_errors (C-core) and replays
 	// the last error (grpc-java, which never reads them); a profile that
 	// sets both replays this error as the last one its watchers were told.
-	st.lastErr = st.err
+	st.setLastErr(st.err())
 	a.notifyAllErr(typ, re.Name, st, re.Status, CauseServerError)
 }
 
@@ -559,7 +626,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 		// ResourceState::SetDoesNotExistOnLdsOrCdsDeletion, which records
 		// it as the entry's error_state ("does not exist", the response's
 		// version and time), whether the resource is dropped or kept.
-		st.err = &errState{status: s, cause: CauseDeleted, version: version, at: c.now}
+		st.setErr(&errState{status: s, cause: CauseDeleted, version: version, at: c.now})
 	}
 	if c.prof.A88DataErrors {
 		// gRFC A88 table, "LDS or CDS resource deletion from server":
@@ -597,7 +664,7 @@ func (a *authority) handleDeletion(typ ResourceType, name string, st *resourceSt
 	}
 	a.forget(st)
 	if c.prof.IgnoredDeletion != DeletionAmbientDNE {
-		st.err = nil
+		st.setErr(nil)
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
 	a.notifyAllErr(typ, name, st, s, CauseDeleted)
@@ -611,7 +678,7 @@ func (a *authority) forget(st *resourceState) {
 	st.hasUpdate = false
 	// grpc-java onAbsent, the one path that drops a resource without an
 	// error: the resource is absent, and lastError goes with the data.
-	st.lastErr = nil
+	st.setLastErr(nil)
 }
 
 // resourceTimeout applies an expired does-not-exist timer (grpc-go
@@ -627,12 +694,12 @@ func (a *authority) resourceTimeout(typ ResourceType, name string, feat ServerFe
 	if c.prof.A88DataErrors && feat.ResourceTimerIsTransientError {
 		s := Status{Code: codes.Unavailable, Message: fmt.Sprintf("xds: timed out waiting for resource %q of type %v", name, typ)}
 		c.setStatus(st, adminpb.ClientResourceStatus_TIMEOUT)
-		st.err = &errState{status: s, cause: CauseTimeout, at: c.now}
+		st.setErr(&errState{status: s, cause: CauseTimeout, at: c.now})
 		a.notifyAllErr(typ, name, st, s, CauseTimeout)
 		return
 	}
 	c.setStatus(st, adminpb.ClientResourceStatus_DOES_NOT_EXIST)
-	st.err = nil
+	st.setErr(nil)
 	a.notifyAllErr(typ, name, st, notFound(typ, name), CauseTimeout)
 }
 
@@ -645,7 +712,7 @@ func (a *authority) cached(typ ResourceType, name string) bool {
 // (timed out or deleted): grpc-java ResourceSubscriber.hasResult.
 func (a *authority) resolved(typ ResourceType, name string) bool {
 	st := a.state(typ, name)
-	return st != nil && (st.cache != nil || st.status == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status == adminpb.ClientResourceStatus_TIMEOUT)
+	return st != nil && (st.cache != nil || st.status() == adminpb.ClientResourceStatus_DOES_NOT_EXIST || st.status() == adminpb.ClientResourceStatus_TIMEOUT)
 }
 
 // notFound is grpc-go's text for both a deletion and a timer expiry.

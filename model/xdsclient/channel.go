@@ -36,19 +36,38 @@ type watchState struct {
 }
 
 // typeState is one resource type's subscription on a channel (grpc-go
-// ads_stream.go resourceTypeState).
+// ads_stream.go resourceTypeState). Its names' timer states are in the
+// channel's watch (see channel.watches).
 type typeState struct {
-	names   []string     // sorted snapshot of subscribed names; never mutated
-	watch   []watchState // each name's timer state, in the order of names
-	version string       // last ACKed version: kept across streams (xDS protocol)
-	nonce   string       // last nonce seen on the current stream
+	names   []string // sorted snapshot of subscribed names; never mutated
+	version string   // last ACKed version: kept across streams (xDS protocol)
+	nonce   string   // last nonce seen on the current stream
 }
 
-// find returns the timer state of name, or nil if it is not subscribed.
-// It is valid until the subscription changes.
-func (ts *typeState) find(name string) *watchState {
-	if i, ok := slices.BinarySearch(ts.names, name); ok {
-		return &ts.watch[i]
+// watches returns the timer states of type t's names, in the order of its
+// names. The types' states lie one after another in ch.watch, type 0's
+// first, each type's as many as it has names: one slice for the four
+// types rather than one each, since a client holds a channel per server
+// it uses and a fleet a million clients.
+func (ch *channel) watches(t ResourceType) []watchState {
+	start := ch.watchStart(t)
+	return ch.watch[start : start+len(ch.types[t].names)]
+}
+
+// watchStart returns where type t's timer states start in ch.watch.
+func (ch *channel) watchStart(t ResourceType) int {
+	start := 0
+	for u := range t {
+		start += len(ch.types[u].names)
+	}
+	return start
+}
+
+// find returns the timer state of name of type t, or nil if it is not
+// subscribed. It is valid until the subscription changes.
+func (ch *channel) find(t ResourceType, name string) *watchState {
+	if i, ok := slices.BinarySearch(ch.types[t].names, name); ok {
+		return &ch.watch[ch.watchStart(t)+i]
 	}
 	return nil
 }
@@ -62,10 +81,13 @@ type inflight struct {
 // channel.go xdsChannel and ads_stream.go adsStreamImpl, one per server per
 // client: xdsclient.go getOrCreateChannel keys them by ServerConfig).
 type channel struct {
-	idx  int
-	feat ServerFeatures // the server's server_features
-	refs int            // authorities holding the channel
+	idx int
+	// The small fields together, with no padding between them: a client
+	// holds a channel per server it uses, and a fleet a million clients
+	// (352 bytes).
+	refs int32 // authorities holding the channel
 
+	feat        ServerFeatures // the server's server_features
 	conn        ConnectivityState
 	phase       streamPhase
 	gotResponse bool // a response arrived on the current stream
@@ -75,33 +97,64 @@ type channel struct {
 	backoffStarted bool
 	// ADS flow control (grpc-go ads_stream.go adsFlowControl). readPaused:
 	// the caller holds the stream's next read. While it is set, either
-	// pendingDone callbacks of response doneUpdate are outstanding, or the
-	// stream is stalled for good (Profile.UnknownTypeStallsReads). A
-	// StreamFailed that arrives meanwhile is kept in held.
+	// rare.pendingDone callbacks of response rare.doneUpdate are
+	// outstanding, or the stream is stalled for good
+	// (Profile.UnknownTypeStallsReads). A StreamFailed that arrives
+	// meanwhile is kept in rare.held.
 	readPaused bool
 	stalled    bool
 	// gRFC A78 metrics. connected is the grpc.xds_client.connected gauge
 	// (grpc-go adsStreamImpl.streamEstablished); streamCreated records that
 	// the channel's first stream was created (grpc-go firstStreamCreated);
 	// recorded is the connected gauge as the client's MetricsSink last had
-	// it. metrics holds the counters, which survive the channel's closing.
+	// it. counts holds the counters, which survive the channel's closing.
 	connected     bool
 	streamCreated bool
 	recorded      bool
+	counts        serverCounts
 
 	streamStart time.Duration // when the current attempt was started
-	attempt     int           // backoff attempt
 	types       [numTypes]typeState
-	inflight    []inflight // Sends not yet SendDone, oldest first
+	watch       []watchState // the names' timer states (see watches)
+	inflight    []inflight   // Sends not yet SendDone, oldest first
+	rare        *channelRare // nil until the channel fails or pauses its reads
+}
+
+// channelRare is the part of a channel's state that a channel that never
+// failed and never paused its reads does not need; most of a fleet's
+// channels never do.
+type channelRare struct {
 	// connErr is the channel's current connectivity error, cleared by a
 	// response (C-core channel status).
-	connErr *Status
-
-	doneUpdate  uint64
-	pendingDone int
+	connErr     *Status
 	held        *Status // the stream's failure, held while reads are paused
+	doneUpdate  uint64
+	attempt     int32 // backoff attempt
+	pendingDone int32
+}
 
-	metrics ServerMetrics
+// more returns ch.rare, created if need be.
+func (ch *channel) more() *channelRare {
+	if ch.rare == nil {
+		ch.rare = &channelRare{}
+	}
+	return ch.rare
+}
+
+// connErr returns the channel's current connectivity error, nil if none.
+func (ch *channel) connErr() *Status {
+	if ch.rare == nil {
+		return nil
+	}
+	return ch.rare.connErr
+}
+
+// serverCounts are a channel's gRFC A78 counters (ServerMetrics), 32-bit:
+// a channel would have to count 4·10⁹ failures or updates of a type to
+// wrap one.
+type serverCounts struct {
+	failures       uint32
+	valid, invalid [numTypes]uint32
 }
 
 // acquire adds an authority's reference; the first creates the channel and
@@ -143,7 +196,11 @@ func (ch *channel) release(c *Client, _ *authority) {
 // connectivity and metric counters. Closing a channel also stops its flow
 // control (grpc-go adsStreamImpl.Stop calls fc.stop()), so a pause ends.
 func (ch *channel) reset() {
-	*ch = channel{idx: ch.idx, feat: ch.feat, refs: ch.refs, conn: ch.conn, metrics: ch.metrics, recorded: ch.recorded}
+	r := ch.rare // kept, emptied: a channel that failed once may again
+	if r != nil {
+		*r = channelRare{}
+	}
+	*ch = channel{idx: ch.idx, feat: ch.feat, refs: ch.refs, conn: ch.conn, counts: ch.counts, recorded: ch.recorded, rare: r}
 }
 
 func (ch *channel) openStream(c *Client) {
@@ -179,9 +236,9 @@ func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
 	switch {
 	case s == Ready && prev != Ready:
 		for t := ResourceType(0); t < numTypes; t++ {
-			ts := &ch.types[t]
-			for i, name := range ts.names {
-				if ws := &ts.watch[i]; ws.awaitingReady && ws.phase == watchStarted {
+			ws := ch.watches(t)
+			for i, name := range ch.types[t].names {
+				if ws := &ws[i]; ws.awaitingReady && ws.phase == watchStarted {
 					ch.startTimer(c, t, name, ws)
 				}
 			}
@@ -189,7 +246,7 @@ func (ch *channel) connectivityChanged(c *Client, s ConnectivityState) {
 	case s == TransientFailure && prev != TransientFailure && c.prof.TransientFailureIsConnectivityError:
 		st := Status{Code: codes.Unavailable, Message: "channel reports TRANSIENT_FAILURE"}
 		ch.countConnectivityFailure(c)
-		ch.connErr = &st
+		ch.more().connErr = &st
 		ch.connectivityFailure(c, st)
 	}
 }
@@ -249,9 +306,9 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// only from the Recv after the watchers are done, and never if the
 		// read is stalled (Profile.UnknownTypeStallsReads). Keep the first
 		// one.
-		if ch.held == nil {
+		if r := ch.more(); r.held == nil {
 			held := st // allocated only here, not on every failure
-			ch.held = &held
+			r.held = &held
 		}
 		return
 	}
@@ -264,9 +321,9 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 	// next stream is ready (startMissingResourceTimers: respTimer == null
 	// && !hasResult()), one NACKed while uncached included.
 	for t := ResourceType(0); t < numTypes; t++ {
-		ts := &ch.types[t]
-		for i, name := range ts.names {
-			ws := &ts.watch[i]
+		ws := ch.watches(t)
+		for i, name := range ch.types[t].names {
+			ws := &ws[i]
 			ws.awaitingReady = false
 			switch {
 			case ws.phase == watchRequested:
@@ -285,22 +342,25 @@ func (ch *channel) streamFailed(c *Client, st Status) {
 		// the backoff and wait a fresh jittered initial delay (grpc-java
 		// ControlPlaneClient handleRpcStreamClosed, C-core
 		// RetryableCall::OnCallFinishedLocked).
-		ch.attempt = 0
+		if ch.rare != nil {
+			ch.rare.attempt = 0
+		}
 		ch.backoffStarted = true
 		if c.prof.RestartDelayAfterResponse == RestartJitteredInitial {
 			delay = c.jitter(float64(c.prof.BackoffInitial))
-			ch.attempt = 1
+			ch.more().attempt = 1
 		}
 	} else {
 		// A connectivity error: watchers and fallback (gRFC A57, A71).
 		ch.countConnectivityFailure(c)
-		ch.connErr = &st
+		r := ch.more()
+		r.connErr = &st
 		ch.connectivityFailure(c, st)
 		if ch.refs == 0 {
 			return // the failure closed the channel (no watchers left)
 		}
-		delay = c.backoff(ch.attempt)
-		ch.attempt++
+		delay = c.backoff(int(r.attempt))
+		r.attempt++
 		if c.prof.BackoffSubtractStreamLifetime && ch.backoffStarted {
 			// grpc-java: max(0, backoff - time since the attempt started),
 			// but the first failure of a ControlPlaneClient resets the
@@ -358,9 +418,9 @@ func (ch *channel) skipsTimer(c *Client, t ResourceType, name string) bool {
 
 func (ch *channel) cancelResourceTimers(c *Client) {
 	for t := ResourceType(0); t < numTypes; t++ {
-		ts := &ch.types[t]
-		for i, name := range ts.names {
-			if ts.watch[i].phase == watchRequested {
+		ws := ch.watches(t)
+		for i, name := range ch.types[t].names {
+			if ws[i].phase == watchRequested {
 				c.cancelTimer(TimerID{Kind: ResourceTimer, Server: ch.idx, Type: t, Name: name})
 			}
 		}
@@ -377,8 +437,8 @@ func (ch *channel) cancelResourceTimers(c *Client) {
 // before connErr is set, so connErr == nil means "was healthy".
 func (ch *channel) countConnectivityFailure(c *Client) {
 	ch.connected = false
-	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr == nil {
-		ch.metrics.ServerFailures++
+	if c.prof.ServerFailureMetric == FailureMetricEvery || ch.connErr() == nil {
+		ch.counts.failures++
 		if c.sink != nil {
 			c.sink.server(ch.idx).ServerFailures++
 		}

@@ -50,6 +50,7 @@ import (
 	"strings"
 	"time"
 
+	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
@@ -97,31 +98,34 @@ type Effects struct{ buf []Effect }
 // Client is one XdsClient instance. It is not safe for concurrent use.
 type Client struct {
 	target string
-	boot   Bootstrap
-	prof   *Profile // shared with the caller's other clients (Config.SharedProfile)
+	node   *corepb.Node // the bootstrap's node, for CSDS
+	prof   *Profile     // shared with the caller's other clients (Config.SharedProfile)
 	rand   Rand
 
-	servers  []ServerConfig // unique servers; an Effect's Server indexes this
-	channels []*channel     // parallel to servers; nil until first used (see channel)
-	auths    []authority    // auths[0] is the default (old-style names)
+	servers []server    // unique servers; an Effect's Server indexes this
+	auths   []authority // auths[0] is the default (old-style names)
 
-	now    time.Duration
-	gen    uint64 // response generation, marks names present in a response
-	out    []Effect
-	shared *Effects // where out lives between inputs, if shared
-	sink   *MetricsSink
+	now  time.Duration
+	fx   *Effects // where an input's effects go: Config.Effects, or the client's own
+	sink *MetricsSink
 
-	autoDone bool
-	filters  FilterSet // the profile's HTTPFilters, looked up once
 	// done is the handle attached to notifications while a response is
 	// being processed under flow control; doneCount counts them (grpc-go
 	// authority.go watcherCnt summed over channelState authorityCnt).
-	done      DoneHandle
-	doneCount int
+	done DoneHandle
 
 	// statuses counts the cache entries by CSDS status, kept up to date
 	// by setStatus so that a fleet can sample them without a scan.
 	statuses [NumStatuses]int32
+	// The small fields last, together (a fleet holds a million clients:
+	// 176 bytes).
+	doneCount int32
+	// gen is the response generation, which marks the names present in a
+	// response and numbers flow control's handles; it skips 0, which a
+	// handle takes for no-op, when it wraps.
+	gen      uint32
+	autoDone bool
+	filters  FilterSet // the profile's HTTPFilters, looked up once
 }
 
 // New builds a client. It returns an error for an empty server list or an
@@ -138,7 +142,11 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
-	c := &Client{target: cfg.Target, boot: cfg.Bootstrap, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, shared: cfg.Effects,
+	fx := cfg.Effects
+	if fx == nil {
+		fx = new(Effects)
+	}
+	c := &Client{target: cfg.Target, node: cfg.Bootstrap.Node, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, fx: fx,
 		sink: cfg.Metrics, filters: prof.FilterSet()}
 	c.auths = append(c.auths, c.newAuthority("", cfg.Bootstrap.Servers))
 	for _, a := range cfg.Bootstrap.Authorities {
@@ -151,33 +159,45 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// server is one of a client's unique servers and its channel, nil until
+// first used (see Client.channel).
+type server struct {
+	cfg ServerConfig
+	ch  *channel
+}
+
 // serverIndex returns the index of s, adding it. Channels are shared by
 // authorities whose servers are equal (grpc-go xdsclient.go: one xdsChannel
 // per ServerConfig).
 func (c *Client) serverIndex(s ServerConfig) int {
-	for i, t := range c.servers {
-		if t == s {
+	for i := range c.servers {
+		if c.servers[i].cfg == s {
 			return i
 		}
 	}
-	c.servers = append(c.servers, s)
-	c.channels = append(c.channels, nil)
+	c.servers = append(c.servers, server{cfg: s})
 	return len(c.servers) - 1
 }
 
 // channel returns the channel to server i, creating its state on first
 // use: a fallback server that a client never needs costs it no channel.
 func (c *Client) channel(i int) *channel {
-	ch := c.channels[i]
-	if ch == nil {
-		ch = &channel{idx: i, feat: c.servers[i].Features}
-		c.channels[i] = ch
+	srv := &c.servers[i]
+	if srv.ch == nil {
+		srv.ch = &channel{idx: i, feat: srv.cfg.Features}
 	}
-	return ch
+	return srv.ch
 }
 
-// Servers returns the unique server list; Effect.Server indexes it.
-func (c *Client) Servers() []ServerConfig { return c.servers }
+// Servers returns the unique server list, a new slice; Effect.Server
+// indexes it.
+func (c *Client) Servers() []ServerConfig {
+	out := make([]ServerConfig, len(c.servers))
+	for i := range c.servers {
+		out[i] = c.servers[i].cfg
+	}
+	return out
+}
 
 // Profile returns the profile the client runs.
 func (c *Client) Profile() Profile { return *c.prof }
@@ -191,27 +211,19 @@ func (c *Client) begin(now time.Duration) {
 		panic(fmt.Sprintf("xdsclient: input at %v is before the previous input at %v", now, c.now))
 	}
 	c.now = now
-	if c.shared != nil {
-		c.out = c.shared.buf[:0]
-	} else {
-		c.out = c.out[:0]
-	}
+	c.fx.buf = c.fx.buf[:0]
 }
 
-// end returns the input's effects, handing the buffer back to the shared
-// Effects, if any, with the capacity it grew to.
+// end returns the input's effects, which stay in the client's Effects,
+// shared or its own, until its next input (or, shared, any client's).
 func (c *Client) end() []Effect {
 	if c.sink != nil {
 		c.recordGauges()
 	}
-	out := c.out
-	if c.shared != nil {
-		c.shared.buf, c.out = out[:0], nil
-	}
-	return out
+	return c.fx.buf
 }
 
-func (c *Client) emit(e Effect) { c.out = append(c.out, e) }
+func (c *Client) emit(e Effect) { c.fx.buf = append(c.fx.buf, e) }
 
 // Watch registers watcher w for (typ, name). A name of the form
 // xdstp://<authority>/... uses that authority's servers; any other name uses
@@ -293,7 +305,7 @@ func (c *Client) DecodedResponseReceived(now time.Duration, server int, resp *De
 // stream or channel has since gone, is ignored.
 func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 	c.begin(now)
-	if h.Waits() && h.Server >= 0 && h.Server < len(c.channels) {
+	if h.Waits() && h.Server >= 0 && h.Server < len(c.servers) {
 		c.channel(h.Server).watcherDone(c, h.Update)
 	}
 	return c.end()
@@ -302,7 +314,7 @@ func (c *Client) WatcherDone(now time.Duration, h DoneHandle) []Effect {
 // ReadPaused reports whether server's ADS stream is waiting for watchers
 // (or is stalled) and must not be read.
 func (c *Client) ReadPaused(server int) bool {
-	ch := c.channels[server]
+	ch := c.servers[server].ch
 	return ch != nil && ch.readPaused
 }
 
@@ -310,7 +322,7 @@ func (c *Client) ReadPaused(server int) bool {
 // its channel exists and its ADS stream is connected. It is
 // Metrics(server).Connected without the copy.
 func (c *Client) Connected(server int) bool {
-	ch := c.channels[server]
+	ch := c.servers[server].ch
 	return ch != nil && ch.refs > 0 && ch.connected
 }
 
@@ -319,19 +331,22 @@ func (c *Client) Connected(server int) bool {
 // It is Metrics(server).Active without the copy. Asking creates no state:
 // a server the client never used has none.
 func (c *Client) Active(server int) bool {
-	ch := c.channels[server]
+	ch := c.servers[server].ch
 	return ch != nil && ch.refs > 0
 }
 
 // Metrics returns the gRFC A78 metrics of server.
 func (c *Client) Metrics(server int) ServerMetrics {
-	ch := c.channels[server]
+	ch := c.servers[server].ch
 	if ch == nil {
 		return ServerMetrics{} // never used: nothing counted, not active
 	}
-	m := ch.metrics
-	m.Active = ch.refs > 0
+	m := ServerMetrics{Active: ch.refs > 0, ServerFailures: int(ch.counts.failures)}
 	m.Connected = m.Active && ch.connected
+	for t := range numTypes {
+		m.ResourceUpdatesValid[t] = int(ch.counts.valid[t])
+		m.ResourceUpdatesInvalid[t] = int(ch.counts.invalid[t])
+	}
 	return m
 }
 

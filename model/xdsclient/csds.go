@@ -39,15 +39,15 @@ func (c *Client) Resources() []ResourceStatus {
 	for i := range c.auths {
 		a := &c.auths[i]
 		for t := ResourceType(0); t < numTypes; t++ {
-			for _, e := range a.entries[t] {
+			for _, e := range a.of(t) {
 				st, name := e.st, e.name
 				rs := ResourceStatus{
-					Authority: a.name, Type: t, Name: name, Status: st.status, Version: st.version,
+					Authority: a.name, Type: t, Name: name, Status: st.status(), Version: st.version,
 					Resource: st.cache, LastUpdated: st.updated, Updated: st.hasUpdate, Watchers: len(st.watchers),
 				}
-				if st.err != nil {
-					s := st.err.status
-					rs.Error, rs.ErrorVersion, rs.ErrorAt = &s, st.err.version, st.err.at
+				if e := st.err(); e != nil {
+					s := e.status
+					rs.Error, rs.ErrorVersion, rs.ErrorAt = &s, e.version, e.at
 				}
 				out = append(out, rs)
 			}
@@ -61,7 +61,7 @@ func (c *Client) Resources() []ResourceStatus {
 // multiple XdsClient instances"). Virtual times are reported as timestamps
 // since the Unix epoch.
 func (c *Client) CSDS() *statuspb.ClientConfig {
-	cc := &statuspb.ClientConfig{Node: c.boot.Node, ClientScope: c.target}
+	cc := &statuspb.ClientConfig{Node: c.node, ClientScope: c.target}
 	for _, rs := range c.Resources() {
 		g := &statuspb.ClientConfig_GenericXdsConfig{
 			TypeUrl:      rs.Type.TypeURL(),
@@ -106,9 +106,9 @@ func (c *Client) AddStatusCounts(n *[NumStatuses]int) {
 
 // setStatus moves a cache entry to status s.
 func (c *Client) setStatus(st *resourceState, s adminpb.ClientResourceStatus) {
-	c.statuses[st.status]--
+	c.statuses[st.stat]--
 	c.statuses[s]++
 	from := st.cacheState()
-	st.status = s
+	st.stat = uint8(s)
 	c.cacheMoved(st, from)
 }

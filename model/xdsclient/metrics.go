@@ -60,7 +60,7 @@ func (s CacheState) Status() adminpb.ClientResourceStatus {
 // that say so, whether a resource is cached (C-core CacheStateString).
 func (st *resourceState) cacheState() CacheState {
 	cached := st.cache != nil
-	switch st.status {
+	switch st.status() {
 	case adminpb.ClientResourceStatus_DOES_NOT_EXIST:
 		if cached {
 			return CacheDoesNotExistButCached
@@ -125,7 +125,8 @@ func (s *MetricsSink) server(i int) *ServerSink {
 // recordGauges brings the sink's connected gauges up to date with the
 // channels, at the end of every input.
 func (c *Client) recordGauges() {
-	for _, ch := range c.channels {
+	for i := range c.servers {
+		ch := c.servers[i].ch
 		if ch == nil {
 			continue
 		}
@@ -143,11 +144,11 @@ func (c *Client) recordGauges() {
 // countUpdate counts a resource of type typ that server ch sent: valid or
 // not (gRFC A78 resource_updates_valid, resource_updates_invalid).
 func (c *Client) countUpdate(ch int, typ ResourceType, valid bool) {
-	m := &c.channel(ch).metrics
+	m := &c.channel(ch).counts
 	if valid {
-		m.ResourceUpdatesValid[typ]++
+		m.valid[typ]++
 	} else {
-		m.ResourceUpdatesInvalid[typ]++
+		m.invalid[typ]++
 	}
 	if c.sink != nil {
 		s := c.sink.server(ch)
@@ -161,14 +162,14 @@ func (c *Client) countUpdate(ch int, typ ResourceType, valid bool) {
 
 // entryAdded counts a new cache entry; entryRemoved one that goes.
 func (c *Client) entryAdded(st *resourceState) {
-	c.statuses[st.status]++
+	c.statuses[st.stat]++
 	if c.sink != nil {
 		c.sink.Resources[st.typ][st.cacheState()]++
 	}
 }
 
 func (c *Client) entryRemoved(st *resourceState) {
-	c.statuses[st.status]--
+	c.statuses[st.stat]--
 	if c.sink != nil {
 		c.sink.Resources[st.typ][st.cacheState()]--
 	}
@@ -197,17 +198,15 @@ func (c *Client) Retire() {
 	if c.sink == nil {
 		return
 	}
-	for _, ch := range c.channels {
-		if ch != nil && ch.recorded {
+	for i := range c.servers {
+		if ch := c.servers[i].ch; ch != nil && ch.recorded {
 			ch.recorded = false
 			c.sink.server(ch.idx).Connected--
 		}
 	}
 	for i := range c.auths {
-		for t := range c.auths[i].entries {
-			for _, e := range c.auths[i].entries[t] {
-				c.sink.Resources[e.st.typ][e.st.cacheState()]--
-			}
+		for _, e := range c.auths[i].entries {
+			c.sink.Resources[e.st.typ][e.st.cacheState()]--
 		}
 	}
 	c.sink = nil

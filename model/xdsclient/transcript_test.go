@@ -171,7 +171,7 @@ func (h *harness) checkSink(path string, b block) {
 		s.ServerFailures, s.ResourceUpdatesValid, s.ResourceUpdatesInvalid = m.ServerFailures, m.ResourceUpdatesValid, m.ResourceUpdatesInvalid
 	}
 	for _, rs := range h.c.Resources() {
-		st := resourceState{status: rs.Status, cache: rs.Resource}
+		st := resourceState{stat: uint8(rs.Status), cache: rs.Resource}
 		want.Resources[rs.Type][st.cacheState()]++
 	}
 	got := MetricsSink{Servers: slices.Clone(h.sink.Servers), Resources: h.sink.Resources}
@@ -607,7 +607,7 @@ func (h *harness) effects(effs []Effect) []string {
 		case Send:
 			h.outstanding[e.Server]++
 			// Every Request must build a real envoy DiscoveryRequest.
-			if p := e.Request.Proto(h.c.boot.Node); p.GetTypeUrl() != e.Request.Type.TypeURL() {
+			if p := e.Request.Proto(h.c.node); p.GetTypeUrl() != e.Request.Type.TypeURL() {
 				h.t.Fatalf("Request.Proto type URL %q", p.GetTypeUrl())
 			}
 		case CloseStream:
