@@ -56,8 +56,8 @@ const (
 	// perClient and perInstance are a client, and each of its XdsClient
 	// instances (one per target) with its channels, caches, timers,
 	// data-plane channel and queued events.
-	perClient   = 2 << 10
-	perInstance = 10 << 10
+	perClient   = 1 << 10
+	perInstance = 5 << 10
 	// perEndpointView is one endpoint as one instance's data-plane
 	// channel holds it (a subchannel, its address and state).
 	perEndpointView = 64
