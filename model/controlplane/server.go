@@ -99,10 +99,10 @@ type Server struct {
 	rq      responseQueue
 	watches map[*discoverypb.DiscoveryRequest]*watchGroup // open watches by their request
 	// answers are the immediate answers of the watches opened since the
-	// cache last changed, by what the cache saw; nil when the cache is not
-	// a LinearCache, whose immediate answer is a pure function of its
-	// resources and what it sees (linear.go CreateWatch, computeResponse:
-	// nothing is tracked when it answers at once).
+	// cache last changed, by what the cache saw. They are kept only for a
+	// LinearCache (nil otherwise): its immediate answer is a pure function
+	// of its resources and what it sees (linear.go CreateWatch,
+	// computeResponse: nothing is tracked when it answers at once).
 	answers map[groupKey]answer
 	groups  map[groupKey]*watchGroup // open watches by what the cache sees
 	streams map[StreamID]*stream
