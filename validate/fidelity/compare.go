@@ -160,6 +160,11 @@ type Check struct {
 	// RateOff the relative difference.
 	Clients                    int
 	SimRate, RealRate, RateOff float64
+	// CalibratedRate and CalibratedOff are the simulated storms' rate,
+	// and its difference from the real one, with the processing times
+	// the real run measured in place of the defaults (calibrateStorms);
+	// 0 when the default comparison passed.
+	CalibratedRate, CalibratedOff float64
 	// RealRuns holds each real run's rate when the case ran more than
 	// once (StormRuns); RealRate is the fastest.
 	RealRuns []float64
@@ -229,7 +234,11 @@ func Compare(cfg fleet.Config, sim *Observation, real *RealRun) *Result {
 		}
 		res.Checks = append(res.Checks, compareRouting(sim.Routing, real.Routing))
 	}
-	res.Checks = append(res.Checks, compareStorms(names, simStorms, realStorms, real.Load))
+	storm := compareStorms(names, simStorms, realStorms, real.Load)
+	if !storm.Pass && storm.SimRate > 0 && res.Processing != nil {
+		calibrateStorms(&storm, cfg, res.Processing, names)
+	}
+	res.Checks = append(res.Checks, storm)
 	for i := range cfg.Faults {
 		f := &cfg.Faults[i]
 		if f.Kind != network.Blackhole && f.Kind != network.BlackholeHold {

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,78 @@ func TestOnlyASlowRealStormRunsAgainAndTheFastestCounts(t *testing.T) {
 	}
 	if one := Fastest(runs[:1]); one.Case != "a" || len(one.Checks[0].RealRuns) != 0 {
 		t.Errorf("one run: %+v", one)
+	}
+}
+
+// A storm that fails at the default processing times is checked again at
+// the processing times the real run measured: the simulated storm of the
+// nack-policy case slows as the measured times grow, and the check passes
+// if that pace is within the tolerance of the real one, and fails, saying
+// both comparisons, if it is not.
+func TestAStormIsCheckedAgainAtTheMeasuredProcessingTimes(t *testing.T) {
+	cases, err := LoadCases("../cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg *Case
+	for i := range cases {
+		if strings.HasSuffix(cases[i].Path, "nack-policy.toml") {
+			cfg = &cases[i]
+		}
+	}
+	if cfg == nil {
+		t.Fatal("no nack-policy case")
+	}
+	obs, err := Simulate(cfg.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := obs.Names()
+	var def []Storm
+	for _, n := range names {
+		def = append(def, storms(obs.Clients[n].Streams)...)
+	}
+	defRate := stormRate(def)
+	if defRate == 0 {
+		t.Fatal("the nack-policy case has no storm")
+	}
+	// A machine whose grpc-go takes 3× and whose server 2× the defaults'
+	// means, as samples of a log-normal shape (median < mean).
+	sample := func(median time.Duration, n int) []time.Duration {
+		var d []time.Duration
+		for i := range n { // log-uniform about median: the mean above it
+			d = append(d, time.Duration(float64(median)*math.Exp(1.4*(float64(i)/float64(n-1)-0.5))))
+		}
+		return d
+	}
+	slow := &Processing{Client: sample(3*76*time.Microsecond, 1000), Server: sample(2*15*time.Microsecond, 1000)}
+	check := func(realRate float64) Check {
+		c := Check{What: "NACK storms", SimRate: defRate, RealRate: realRate, RateOff: (defRate - realRate) / realRate}
+		calibrateStorms(&c, cfg.Config, slow, names)
+		return c
+	}
+	c := check(defRate / 2)
+	if c.CalibratedRate <= 0 || c.CalibratedRate >= 0.8*defRate {
+		t.Fatalf("at slower processing times the simulated storm runs at %.0f/s, at the defaults %.0f/s: want it slower", c.CalibratedRate, defRate)
+	}
+	for _, tt := range []struct {
+		name string
+		real float64
+		pass bool
+	}{
+		{"the real storm at the calibrated pace", c.CalibratedRate, true},
+		{"20 % slower than the calibrated pace", c.CalibratedRate / 1.2, true},
+		{"half the calibrated pace", c.CalibratedRate / 2, false},
+		{"twice the calibrated pace", c.CalibratedRate * 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := check(tt.real)
+			if got.Pass != tt.pass {
+				t.Errorf("real %.0f/s, calibrated sim %.0f/s: pass = %v, want %v (%s)", tt.real, got.CalibratedRate, got.Pass, tt.pass, got.Detail)
+			}
+			if !strings.Contains(got.Detail, "with this run's measured processing times") {
+				t.Errorf("detail %q does not say the calibrated comparison", got.Detail)
+			}
+		})
 	}
 }

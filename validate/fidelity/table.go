@@ -85,6 +85,9 @@ func (r *Result) stormCell() string {
 		if len(c.RealRuns) > 1 {
 			s += ", " + c.runsText()
 		}
+		if c.CalibratedRate > 0 {
+			s += fmt.Sprintf("; at the processing times the real run measured, sim %.0f/s (%+.0f %%)", c.CalibratedRate, 100*c.CalibratedOff)
+		}
 		if !c.Pass {
 			s = "**" + s + "**"
 		}
