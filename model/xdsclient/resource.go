@@ -160,21 +160,16 @@ type DecodedResponse struct {
 
 // DecodeResponse decodes and validates every resource of resp.
 func DecodeResponse(resp *discoverypb.DiscoveryResponse) *DecodedResponse {
-	return DecodeResponseWith(resp, Decode)
-}
-
-// DecodeResponseWith is DecodeResponse with the resource decoder given: a
-// caller that sees the same *anypb.Any in many responses (the simulator's
-// servers share one per resource version) decodes each once and hands the
-// shared result to every client.
-func DecodeResponseWith(resp *discoverypb.DiscoveryResponse, decode func(ResourceType, *anypb.Any) *Decoded) *DecodedResponse {
 	out := new(DecodedResponse)
-	DecodeResponseInto(out, resp, decode)
+	DecodeResponseInto(out, resp, Decode)
 	return out
 }
 
-// DecodeResponseInto is DecodeResponseWith into out, whose slices it
-// reuses: a caller that hands each response to a client, which keeps
+// DecodeResponseInto is DecodeResponse into out, whose slices it reuses,
+// with the resource decoder given. A caller that sees the same
+// *anypb.Any in many responses (the simulator's servers share one per
+// resource version) decodes each once and hands the shared result to
+// every client; one that hands each response to a client, which keeps
 // nothing of it past the call (Client.DecodedResponseReceived), decodes
 // them all into one DecodedResponse without allocating.
 func DecodeResponseInto(out *DecodedResponse, resp *discoverypb.DiscoveryResponse, decode func(ResourceType, *anypb.Any) *Decoded) {
