@@ -52,8 +52,10 @@ const StormTolerance = 0.30
 // to day (docs/model-fidelity.md, "Processing times"). Both comparisons
 // are reported.
 func calibrateStorms(c *Check, cfg fleet.Config, p *Processing, names []string) {
-	client, server := fitted(Summarize(p.Client)), fitted(Summarize(p.Server))
+	cs, ss := Summarize(p.Client), Summarize(p.Server)
+	client, server := fitted(cs), fitted(ss)
 	if client == nil || server == nil {
+		c.Detail += "; the real run's processing times give no log-normal to simulate it again with"
 		return
 	}
 	cal := cfg
@@ -82,7 +84,7 @@ func calibrateStorms(c *Check, cfg fleet.Config, p *Processing, names []string) 
 	}
 	c.CalibratedOff = (c.CalibratedRate - c.RealRate) / c.RealRate
 	c.Detail += fmt.Sprintf("; with this run's measured processing times (grpc-go %v, go-control-plane %v a message, means) sim %.0f NACKs/s: %+.0f %%",
-		us(Summarize(p.Client).Mean), us(Summarize(p.Server).Mean), c.CalibratedRate, 100*c.CalibratedOff)
+		us(cs.Mean), us(ss.Mean), c.CalibratedRate, 100*c.CalibratedOff)
 	if abs(c.CalibratedOff) <= StormTolerance {
 		c.Pass = true
 	}
