@@ -40,8 +40,7 @@
 //     *[StreamError] with RESOURCE_EXHAUSTED refuses it
 //     ([Capacity].MaxStreams). [Server.CloseStream] when it ends.
 //   - [Server.Receive] when a DiscoveryRequest arrives, as the [Request]
-//     the server reads of it ([RequestOf] reads one from a message): the
-//     request joins the FIFO of the capacity
+//     the server reads of it: the request joins the FIFO of the capacity
 //     model and the returned [Job] says when it is done; at Job.Done the
 //     wiring calls [Server.Complete](Job.ID), which returns the
 //     [Response]s to send. [Server.Handle] processes a request at once,

@@ -3,7 +3,6 @@ package controlplane
 import (
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/grpc/codes"
 )
 
 // A Request is what the server reads of a client's DiscoveryRequest: its
@@ -11,8 +10,9 @@ import (
 // error_detail. A simulated client hands it over as it is, without
 // building the message: the server builds one only for a watch it opens,
 // since go-control-plane's cache takes a watch's request as a message and
-// keys its response by it. The node is not carried: the cache the server
-// runs never reads it (a LinearCache per type).
+// keys its response by it. The node is not carried: no cache the server
+// runs reads it (a LinearCache ignores it, and a SnapshotCache's node hash,
+// fleetHash, puts every client in one node group).
 type Request struct {
 	TypeURL string
 	Version string
@@ -22,15 +22,6 @@ type Request struct {
 	Names []string
 	// ErrorDetail is set on a NACK.
 	ErrorDetail *Status
-}
-
-// RequestOf returns what the server reads of m.
-func RequestOf(m *discoverypb.DiscoveryRequest) Request {
-	r := Request{TypeURL: m.GetTypeUrl(), Version: m.GetVersionInfo(), Nonce: m.GetResponseNonce(), Names: m.GetResourceNames()}
-	if d := m.GetErrorDetail(); d != nil {
-		r.ErrorDetail = &Status{Code: codes.Code(d.GetCode()), Message: d.GetMessage()}
-	}
-	return r
 }
 
 // message builds the DiscoveryRequest r stands for, with version_info
