@@ -222,6 +222,32 @@ func TestDecodeResponseAndProto(t *testing.T) {
 	}
 }
 
+// TestAClientKeepsNothingOfADecodedResponse: a caller may decode every
+// response into one DecodedResponse (DecodeResponseInto), as the fleet
+// does; what a client took from one response stays when the next is
+// decoded over it.
+func TestAClientKeepsNothingOfADecodedResponse(t *testing.T) {
+	c, _ := New(Config{Target: "xds:///svc", Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}, Node: &corepb.Node{Id: "n"}}, Profile: GRPCGo()})
+	c.Watch(0, EDS, "E1", 1)
+	c.Watch(0, EDS, "E2", 2)
+	c.ConnectivityChanged(0, 0, Ready)
+	c.StreamOpened(0, 0)
+	var buf DecodedResponse
+	DecodeResponseInto(&buf, &discoverypb.DiscoveryResponse{VersionInfo: "v1", Nonce: "1", TypeUrl: EndpointTypeURL,
+		Resources: []*anypb.Any{anyOf(t, testEndpoints("E1", []string{"1.1.1.1:1"}, false))}}, Decode)
+	c.DecodedResponseReceived(time.Second, 0, &buf)
+	DecodeResponseInto(&buf, &discoverypb.DiscoveryResponse{VersionInfo: "v2", Nonce: "2", TypeUrl: EndpointTypeURL,
+		Resources: []*anypb.Any{anyOf(t, testEndpoints("E2", []string{"2.2.2.2:2"}, false))}}, Decode)
+	if buf.Resources[0].Name != "E2" {
+		t.Fatalf("the buffer was not reused: %+v", buf)
+	}
+	for _, rs := range c.Resources() {
+		if rs.Name == "E1" && (rs.Version != "v1" || rs.Resource == nil || rs.Resource.Name != "E1") {
+			t.Errorf("E1 after the buffer was decoded over: version %q, resource %+v", rs.Version, rs.Resource)
+		}
+	}
+}
+
 // TestCSDSDump checks the envoy service/status/v3 dump (gRFC A40, A71
 // client_scope).
 func TestCSDSDump(t *testing.T) {
