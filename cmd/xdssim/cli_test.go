@@ -17,6 +17,16 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runOK runs the command and fails the test unless it exits 0.
+func runOK(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr := runMain(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	return stdout, stderr
+}
+
 func TestRunWritesTheReportAndPrintsWhereItWent(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
