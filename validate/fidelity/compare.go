@@ -509,7 +509,9 @@ func openingOf(msgs []Message) []Message {
 }
 
 // collapseRepeats writes a pair of lines that repeats back to back once,
-// followed by "(repeats)".
+// followed by "(repeats)". A repeat that the lines end in the middle of
+// (a NACK loop the run's end or the stream's stopped between a response
+// and its NACK, where it stops being a race) belongs to it.
 func collapseRepeats(lines []string) []string {
 	var out []string
 	for i := 0; i < len(lines); {
@@ -517,6 +519,9 @@ func collapseRepeats(lines []string) []string {
 			j := i + 2
 			for j+1 < len(lines) && lines[j] == lines[i] && lines[j+1] == lines[i+1] {
 				j += 2
+			}
+			if j == len(lines)-1 && lines[j] == lines[i] {
+				j++
 			}
 			out = append(out, lines[i], lines[i+1], "  (repeats)")
 			i = j

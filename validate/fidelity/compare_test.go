@@ -101,6 +101,13 @@ func TestTranscriptLeavesOutRacesButNotBehaviour(t *testing.T) {
 	if l1 := transcript([]Stream{loop(1)}); slices.Contains(l1, "  (repeats)") {
 		t.Errorf("a single exchange marked as repeating:\n%s", strings.Join(l1, "\n"))
 	}
+	// A loop that the end of the run cuts between a response and its
+	// NACK is the same loop: where a run stops is a race.
+	cut := loop(9)
+	cut.Messages = append(cut.Messages, resp("CDS", "bad", "z"))
+	if l9, lc := transcript([]Stream{loop(9)}), transcript([]Stream{cut}); !slices.Equal(l9, lc) {
+		t.Errorf("a NACK loop cut after a response:\n%s\n--\n%s", strings.Join(lc, "\n"), strings.Join(l9, "\n"))
+	}
 	// Subscribing to two names at once, one request per name, is a race:
 	// the opening is written as its outcome, whatever the order and the
 	// crossing.
