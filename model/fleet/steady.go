@@ -273,20 +273,8 @@ type flight struct{ began, done sim.Time }
 // one from t (resumeRPC), so that what ends the run (a backend's crash, a
 // config change) and their deadline treat them as exact RPCs; without
 // (their client stops, the run ends), they are counted as begun and end
-// without an outcome, as an exact RPC in flight then does.
-//
-// Which RPCs are in flight at t: an RPC that began at a is with
-// probability S(t−a), S the backends' service time's survival function,
-// independently of the others (each draws its own service time), and
-// then answers at a plus a draw of the service time conditioned on being
-// longer than t−a. For Poisson arrivals the ones in flight are drawn by
-// thinning (Lewis and Shedler): over a stretch of [from, t) whose youngest
-// RPC would be in flight with probability at most p, a Poisson count of
-// candidates of mean rate·length·p, each at a uniform time in the stretch
-// and kept with probability S(t−a)/p, and a Poisson count of mean
-// rate·length·(1−p) of RPCs that ended; the stretches end at ages that
-// double from the mean service time, so that p falls fast and the
-// candidates are a few times rate × mean service time.
+// without an outcome, as an exact RPC in flight then does. Poisson
+// arrivals are drawn by settlePoisson.
 func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	inst := &w.insts[ii]
 	inst.steady = false
@@ -303,102 +291,31 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 	from := inst.steadyFrom
 	gap := load.interval()
 	ci, sessions, _ := steadyRoute(inst.ch.Config(), load)
-	st, _ := inst.ch.Config().ServiceTime(ci, &w.backends) // shared: steadyEligible checked it, steadyAcross kept it
-	delay := st.Mean()
-	iv := sim.Time(w.cfg.SampleInterval)
-	fly := w.flying[:0]
-
 	// The latencies of the RPCs that ended are drawn from a stream of
 	// their own (the same bulk run's), so that the draws above and below
 	// are those of a run that records none.
 	w.lat.rng.Reseed(w.cfg.Seed ^ sim.Mix64(uint64(ii)+sim.Golden) ^ sim.Mix64(uint64(inst.arrivals)) ^ latencyStream)
-	fixed, isFixed := st.Fixed()
-	hist := w.latencyHist(ii)
+	b := w.bulkRunOf(ii, ci)
+	fly := w.flying[:0]
 
 	var n int // the RPCs that ended by t
 	var next sim.Time
-	// A bulk run's cluster has one locality, or its locality is not
-	// known (routing counts the cluster only).
-	var cl *dataplane.Cluster
-	loc := -1
-	if cfg := inst.ch.Config(); w.routing.on && cfg != nil {
-		cl = &cfg.Clusters[ci]
-		if len(cl.Localities) == 1 {
-			loc = 0
-		}
-	}
-	// ended counts k RPCs that began at times in [lo, hi] (lo == hi: at
-	// lo) and ended by t, arrived standing for when they began.
-	ended := func(arrived sim.Time, k int, lo, hi sim.Time) {
-		if k == 0 {
-			return
-		}
-		if cl != nil {
-			w.routing.count(cl, loc, k, arrived)
-		}
-		n += k
-		w.bucketAt(arrived).attempts += int32(k)
-		// They ended by t: a mean service time after they began, at
-		// the latest just before t.
-		end := min(arrived.Add(delay), t-1)
-		b := w.bucketAt(end)
-		b.ok += k
-		b.byCode[codes.OK] += int32(k)
-		w.dp.byCode[codes.OK] += k
-		// Each went at once to a READY backend: its latency is its
-		// service time, given that it ended by t.
-		if isFixed {
-			w.lat.record(hist, w.sampleOf(end), fixed, k)
-			return
-		}
-		sample := w.sampleOf(end)
-		for range k {
-			w.lat.record(hist, sample, w.endedServiceTime(st, t, lo, hi), 1)
-		}
-	}
 	if load.Constant {
 		// Arrivals at from + k·gap, k >= 1, the ones before t.
 		k := int((t - from - 1) / sim.Time(gap))
 		for i := 1; i <= k; i++ {
 			at := from.Add(time.Duration(i) * gap)
 			age := time.Duration(t - at)
-			if p := st.Survival(age); p == 0 || p < 1 && rng.Float64() >= p {
-				ended(at, 1, at, at)
+			if p := b.st.Survival(age); p == 0 || p < 1 && rng.Float64() >= p {
+				n += w.settleEnded(&b, t, at, 1, at, at)
 				continue
 			}
-			fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
+			fly = append(fly, flight{began: at, done: at.Add(b.st.SampleAbove(rng, age))})
 		}
 		next = from.Add(time.Duration(k+1) * gap)
 	} else {
-		// Stretches of [from, t) in which both the sample an RPC arrives
-		// in and the one it ends in are fixed, cut at the ages of ages.
-		rate := 1 / gap.Seconds()
-		ages := w.thinningAges(st)
-		for cur := from; cur < t; {
-			stop := min(t, nextBoundary(cur, iv), nextBoundary(cur.Add(delay), iv)-sim.Time(delay))
-			for k := len(ages) - 1; k >= 0; k-- { // the youngest age cut after cur
-				if at := t - sim.Time(ages[k]); at > cur {
-					stop = min(stop, at)
-					break
-				}
-			}
-			mid := cur + (stop-cur)/2
-			mean := rate * time.Duration(stop-cur).Seconds()
-			if p := st.Survival(time.Duration(t - stop)); p > 0 {
-				for range rng.Poisson(mean * p) {
-					at := cur + sim.Time(rng.Float64()*float64(stop-cur))
-					age := time.Duration(t - at)
-					if q := st.Survival(age) / p; q < 1 && rng.Float64() >= q {
-						ended(mid, 1, at, at)
-						continue
-					}
-					fly = append(fly, flight{began: at, done: at.Add(st.SampleAbove(rng, age))})
-				}
-				mean *= 1 - p
-			}
-			ended(mid, rng.Poisson(mean), cur, stop)
-			cur = stop
-		}
+		w.bulkStarts = append(w.bulkStarts[:0], from)
+		n, fly = w.settlePoisson(&b, w.bulkStarts, t, rng, fly)
 		next = t.Add(rng.Exp(gap))
 	}
 	if n > 0 {
@@ -426,14 +343,146 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 			w.resumeRPC(ii, f.began, f.done)
 			continue
 		}
-		w.dp.rpcs++
-		w.group(ii).rpcs++
-		w.dp.attempted++
-		w.dp.attempts++
-		w.bucketAt(f.began).attempts++
+		w.unfinished(w.group(ii), f.began)
 	}
 	w.flying = fly[:0]
 	return next
+}
+
+// unfinished counts an RPC of a bulk run that began at began and is still
+// in flight when the run ends: begun, without an outcome, as an exact RPC
+// in flight then is.
+func (w *world) unfinished(g *groupCounters, began sim.Time) {
+	w.dp.rpcs++
+	g.rpcs++
+	w.dp.attempted++
+	w.dp.attempts++
+	w.bucketAt(began).attempts++
+}
+
+// bulkRun is what accounting for the RPCs of a bulk run reads: their
+// service time, how often they arrive, and where their outcomes are
+// counted.
+type bulkRun struct {
+	st    sim.Dist
+	gap   time.Duration
+	group uint32
+	hist  *LatencyHistogram
+	// cl is the cluster the RPCs go to, with loc its one locality (-1 for
+	// none or not known), when routing is counted; nil otherwise.
+	cl  *dataplane.Cluster
+	loc int
+}
+
+// bulkRunOf returns what the bulk run of instance ii, whose RPCs go to
+// cluster ci of its config, is accounted by.
+func (w *world) bulkRunOf(ii uint32, ci int) bulkRun {
+	inst := &w.insts[ii]
+	group := w.clients[inst.client].group
+	cfg := inst.ch.Config()
+	st, _ := cfg.ServiceTime(ci, &w.backends) // shared: steadyEligible checked it, steadyAcross kept it
+	b := bulkRun{st: st, gap: w.cfg.Groups[group].RPC.interval(), group: group, hist: w.latencyHist(ii), loc: -1}
+	// A bulk run's cluster has one locality, or its locality is not known
+	// (routing counts the cluster only).
+	if w.routing.on {
+		b.cl = &cfg.Clusters[ci]
+		if len(b.cl.Localities) == 1 {
+			b.loc = 0
+		}
+	}
+	return b
+}
+
+// settleEnded counts k RPCs of bulk run b that began at times in [lo, hi]
+// (lo == hi: at lo) and ended by t, arrived standing for when they began,
+// and returns k.
+func (w *world) settleEnded(b *bulkRun, t, arrived sim.Time, k int, lo, hi sim.Time) int {
+	if k == 0 {
+		return 0
+	}
+	if b.cl != nil {
+		w.routing.count(b.cl, b.loc, k, arrived)
+	}
+	w.bucketAt(arrived).attempts += int32(k)
+	// They ended by t: a mean service time after they began, at the
+	// latest just before t.
+	end := min(arrived.Add(b.st.Mean()), t-1)
+	bk := w.bucketAt(end)
+	bk.ok += k
+	bk.byCode[codes.OK] += int32(k)
+	w.dp.byCode[codes.OK] += k
+	// Each went at once to a READY backend: its latency is its service
+	// time, given that it ended by t.
+	sample := w.sampleOf(end)
+	if fixed, ok := b.st.Fixed(); ok {
+		w.lat.record(b.hist, sample, fixed, k)
+		return k
+	}
+	for range k {
+		w.lat.record(b.hist, sample, w.endedServiceTime(b.st, t, lo, hi), 1)
+	}
+	return k
+}
+
+// settlePoisson accounts for the Poisson arrivals of bulk runs alike (b)
+// that began at starts (sorted) and end at t: from each start on, RPCs
+// arrive at b's rate, so that over [starts[j], starts[j+1]) the arrivals
+// are a Poisson process of j+1 times the rate (a sum of independent
+// Poisson processes). It counts the RPCs that ended by t, returning how
+// many, and appends those still in flight at t to fly.
+//
+// Which RPCs are in flight at t: an RPC that began at a is with
+// probability S(t−a), S the service time's survival function,
+// independently of the others (each draws its own service time), and
+// then answers at a plus a draw of the service time conditioned on being
+// longer than t−a. They are drawn by thinning (Lewis and Shedler): over a
+// stretch of [from, t) whose youngest RPC would be in flight with
+// probability at most p, a Poisson count of candidates of mean
+// rate·length·p, each at a uniform time in the stretch and kept with
+// probability S(t−a)/p, and a Poisson count of mean rate·length·(1−p) of
+// RPCs that ended; the stretches end at ages that double from the mean
+// service time, so that p falls fast and the candidates are a few times
+// rate × mean service time. Stretches are also cut where an RPC's sample
+// interval or the one it ends in would change, and at each start.
+func (w *world) settlePoisson(b *bulkRun, starts []sim.Time, t sim.Time, rng *sim.Rand, fly []flight) (int, []flight) {
+	iv := sim.Time(w.cfg.SampleInterval)
+	delay := b.st.Mean()
+	rate := 1 / b.gap.Seconds()
+	ages := w.thinningAges(b.st)
+	n := 0
+	j := 0 // the starts at or before cur
+	for cur := starts[0]; cur < t; {
+		for j < len(starts) && starts[j] <= cur {
+			j++
+		}
+		stop := min(t, nextBoundary(cur, iv), nextBoundary(cur.Add(delay), iv)-sim.Time(delay))
+		if j < len(starts) {
+			stop = min(stop, starts[j])
+		}
+		for k := len(ages) - 1; k >= 0; k-- { // the youngest age cut after cur
+			if at := t - sim.Time(ages[k]); at > cur {
+				stop = min(stop, at)
+				break
+			}
+		}
+		mid := cur + (stop-cur)/2
+		mean := float64(j) * rate * time.Duration(stop-cur).Seconds()
+		if p := b.st.Survival(time.Duration(t - stop)); p > 0 {
+			for range rng.Poisson(mean * p) {
+				at := cur + sim.Time(rng.Float64()*float64(stop-cur))
+				age := time.Duration(t - at)
+				if q := b.st.Survival(age) / p; q < 1 && rng.Float64() >= q {
+					n += w.settleEnded(b, t, mid, 1, at, at)
+					continue
+				}
+				fly = append(fly, flight{began: at, done: at.Add(b.st.SampleAbove(rng, age))})
+			}
+			mean *= 1 - p
+		}
+		n += w.settleEnded(b, t, mid, rng.Poisson(mean), cur, stop)
+		cur = stop
+	}
+	return n, fly
 }
 
 // latencyStream keys the streams that draw the latencies of bulk runs'

@@ -119,10 +119,12 @@ type world struct {
 	clusters []clusterRef
 	keyBuf   []byte
 	rpcs     rpcSlots
-	// flying, ages and settleRng are settleSteady's scratch (steady.go).
-	flying    []flight
-	ages      []time.Duration
-	settleRng sim.Rand
+	// flying, bulkStarts, ages and settleRng are settleSteady's scratch
+	// (steady.go).
+	flying     []flight
+	bulkStarts []sim.Time
+	ages       []time.Duration
+	settleRng  sim.Rand
 	// local runs the RPC events of a bulk run that is replayed, while
 	// replaying (steady.go).
 	local     *sim.Kernel
