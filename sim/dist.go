@@ -279,3 +279,15 @@ func (r *Rand) Poisson(mean float64) int {
 	}
 	return int(distuv.Poisson{Lambda: mean, Src: r.Source()}.Rand())
 }
+
+// Binomial returns a draw of the number of successes in n trials of
+// probability p (gonum distuv.Binomial).
+func (r *Rand) Binomial(n int, p float64) int {
+	switch {
+	case n <= 0 || !(p > 0):
+		return 0
+	case p >= 1:
+		return n
+	}
+	return int(distuv.Binomial{N: float64(n), P: p, Src: r.Source()}.Rand())
+}

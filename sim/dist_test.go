@@ -232,6 +232,42 @@ func TestPoissonHasItsMeanAndVariance(t *testing.T) {
 	}
 }
 
+// TestBinomialHasItsMeanAndVariance checks the binomial draws' moments,
+// and the trials and probabilities that need no draw.
+func TestBinomialHasItsMeanAndVariance(t *testing.T) {
+	for _, tc := range []struct {
+		n int
+		p float64
+	}{{1, 0.5}, {10, 0.1}, {1000, 0.3}, {100000, 0.001}} {
+		r := NewStream(7, "binomial")
+		const draws = 20000
+		var sum, sq float64
+		for range draws {
+			k := float64(r.Binomial(tc.n, tc.p))
+			sum += k
+			sq += k * k
+		}
+		mean, variance := float64(tc.n)*tc.p, float64(tc.n)*tc.p*(1-tc.p)
+		m := sum / draws
+		v := sq/draws - m*m
+		if se := math.Sqrt(variance / draws); math.Abs(m-mean) > 5*se {
+			t.Errorf("Binomial(%d, %v): sample mean %v, want %v within 5 standard errors", tc.n, tc.p, m, mean)
+		}
+		if math.Abs(v-variance)/variance > 0.1 {
+			t.Errorf("Binomial(%d, %v): sample variance %v, want about %v", tc.n, tc.p, v, variance)
+		}
+	}
+	for _, tc := range []struct {
+		n    int
+		p    float64
+		want int
+	}{{0, 0.5, 0}, {-3, 0.5, 0}, {7, 0, 0}, {7, math.NaN(), 0}, {7, 1, 7}, {7, 1.5, 7}} {
+		if got := NewStream(1, "x").Binomial(tc.n, tc.p); got != tc.want {
+			t.Errorf("Binomial(%d, %v) = %d, want %d", tc.n, tc.p, got, tc.want)
+		}
+	}
+}
+
 // TestSurvivalIsTheShareOfLongerDraws checks Survival against the share of
 // 100 000 draws longer than x, at points below, inside and past each
 // distribution's range (within 5 standard errors of a binomial share).

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
 	"google.golang.org/grpc/codes"
 
 	"github.com/xdssim/xdssim/model/controlplane"
@@ -185,4 +186,127 @@ func roundRobinConfig(backends *dataplane.Backends, n int) *dataplane.Config {
 	}
 	return &dataplane.Config{Routes: []dataplane.Route{{Prefix: "/", Clusters: []dataplane.WeightedCluster{{Cluster: 0, Weight: 1}}}},
 		Clusters: []dataplane.Cluster{c}}
+}
+
+// TestRunsEndingTogetherAreCountedAsEachAlone checks settleAtEnd, which
+// accounts for the bulk runs alike still going when the run ends as one
+// Poisson process, against accounting for each alone (settleSteady).
+// Half the clients restart in the middle of the run, so that the runs
+// began at many times, and the service time is log-normal with no
+// deadline, so that RPCs are still in flight at the end and each latency
+// is drawn. Each seed runs both ways: everything before the end is the
+// same run, so the two differ only by the end's draws, which are
+// independent and of the same distribution if settleAtEnd is right. The
+// per-seed differences of every RPC figure must then be centred on zero:
+// a paired t statistic within 4 and a two-sided sign test above 10⁻³.
+func TestRunsEndingTogetherAreCountedAsEachAlone(t *testing.T) {
+	const seeds = 40
+	cfg := rpcConfig(200)
+	cfg.Duration = 2 * time.Minute
+	cfg.Groups[0].RPC.Deadline = 0
+	cfg.DataPlane.Backend.ServiceTime = sim.LogNormal(50*time.Millisecond, 500*time.Millisecond)
+	cfg.Restarts = []Restart{{At: time.Minute, Fraction: 0.5, Spread: 30 * time.Second, Downtime: 2 * time.Second}}
+	figures := []string{"rpc.total", "rpc.by_code.OK", "unanswered", "rpc.latency_seconds.p50", "rpc.latency_seconds.p99", "last sample's OK"}
+	diffs := make([][]float64, len(figures))
+	var total float64
+	for seed := range seeds {
+		cfg.Seed = uint64(1 + seed)
+		var got [2][]float64
+		for i, alone := range []bool{true, false} {
+			r, err := Run(cfg, Options{settleAlone: alone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := metric(t, r, "rpc.by_code.OK")
+			if metric(t, r, "rpc.failed") != 0 {
+				t.Fatalf("seed %d: %v RPCs failed, want none", cfg.Seed, metric(t, r, "rpc.failed"))
+			}
+			ends := series(t, r, "rpc.rate.OK")
+			got[i] = []float64{metric(t, r, "rpc.total"), ok, metric(t, r, "rpc.total") - ok,
+				metric(t, r, "rpc.latency_seconds.p50"), metric(t, r, "rpc.latency_seconds.p99"), ends[len(ends)-1]}
+		}
+		total += got[0][0]
+		for f := range figures {
+			diffs[f] = append(diffs[f], got[1][f]-got[0][f])
+		}
+	}
+	t.Logf("%.0f RPCs a seed", total/seeds)
+	for f, name := range figures {
+		d := diffs[f]
+		var mean, ss float64
+		pos, nonzero := 0, 0
+		for _, x := range d {
+			mean += x
+			if x != 0 {
+				nonzero++
+			}
+			if x > 0 {
+				pos++
+			}
+		}
+		mean /= float64(len(d))
+		for _, x := range d {
+			ss += (x - mean) * (x - mean)
+		}
+		se := math.Sqrt(ss/float64(len(d)-1)) / math.Sqrt(float64(len(d)))
+		if nonzero < seeds/2 {
+			t.Errorf("%s: the two ways differ on %d seeds of %d: the end's draws do not reach it", name, nonzero, seeds)
+			continue
+		}
+		if se > 0 && math.Abs(mean)/se > 4 {
+			t.Errorf("%s: together minus alone %.4g on average (standard error %.3g) over %d seeds", name, mean, se, seeds)
+		}
+		sign := distuv.Binomial{N: float64(nonzero), P: 0.5}
+		if p := 2 * min(sign.CDF(float64(pos)), 1-sign.CDF(float64(pos-1))); p < 1e-3 {
+			t.Errorf("%s: together above alone on %d of %d seeds: sign test p = %.2g", name, pos, nonzero, p)
+		}
+	}
+}
+
+// TestATracedRunsShareOfTheRunsEndingTogetherIsItsOwn checks the counts
+// the trace gives each instance whose bulk run is accounted with others
+// at the end of the run (traceShares): every instance traced, RPCs at 10/s
+// with a constant 2 ms service time, so that a run that began at s has
+// Poisson(10·(end−s)) RPCs that ended (less the 0.02 in flight). Over all
+// the runs, the counts' sum and their dispersion ((count−mean)²/mean
+// summed, about one a run for Poisson counts) must be those: a share
+// drawn as anything but the run's own (an even split, a share of the
+// wrong runs) is over- or under-dispersed. The traced run's summary is
+// the untraced one's.
+func TestATracedRunsShareOfTheRunsEndingTogetherIsItsOwn(t *testing.T) {
+	cfg := rpcConfig(200)
+	cfg.Duration = time.Minute
+	cfg.Restarts = []Restart{{At: 30 * time.Second, Fraction: 0.5, Spread: 20 * time.Second, Downtime: time.Second}}
+	end := cfg.Duration
+	var dev, expected, chi float64
+	runs := 0
+	for seed := range 5 {
+		cfg.Seed = uint64(1 + seed)
+		r, err := Run(cfg, Options{Trace: func(e *TraceEvent) {
+			if e.Kind != TraceSteadyRPCs || e.At != end {
+				return
+			}
+			mean := 10 * (end - e.Since).Seconds()
+			dev += float64(e.Count) - mean
+			expected += mean
+			chi += (float64(e.Count) - mean) * (float64(e.Count) - mean) / mean
+			runs++
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", r) != fmt.Sprintf("%+v", run(t, cfg)) {
+			t.Errorf("seed %d: the traced run differs from the untraced one", cfg.Seed)
+		}
+	}
+	if runs < 500 {
+		t.Fatalf("%d runs traced at the end, want 500 or more", runs)
+	}
+	if z := dev / math.Sqrt(expected); math.Abs(z) > 4 {
+		t.Errorf("%d runs: %.0f RPCs counted against %.0f expected, z = %.1f", runs, expected+dev, expected, z)
+	}
+	// χ² of runs degrees of freedom: mean runs, sd √(2·runs).
+	if d := (chi - float64(runs)) / math.Sqrt(2*float64(runs)); math.Abs(d) > 4 {
+		t.Errorf("%d runs: dispersion %.0f, want about %d (%.1f standard deviations off)", runs, chi, runs, d)
+	}
 }

@@ -162,8 +162,9 @@ type world struct {
 	progress  func(now, end time.Duration)
 	tracer    func(*TraceEvent)
 	// traced says which instances the tracer follows; nil: every one.
-	traced    []bool
-	exactRPCs bool
+	traced      []bool
+	exactRPCs   bool
+	settleAlone bool
 }
 
 // Options are what a caller may ask of a run beyond its Config.
@@ -194,6 +195,9 @@ type Options struct {
 	// channel that would be accounted in bulk (steady.go): a run of the
 	// same distribution, several times slower.
 	ExactRPCs bool
+	// settleAlone accounts at the end of the run for each bulk run alone,
+	// not together with those alike (settleAtEnd): for tests.
+	settleAlone bool
 	// Inspect, if set, is called at each virtual time of InspectAt (in
 	// order; times past the end of the run are not reached), once every
 	// event at or before it has run, to look at the world as it is then.
@@ -240,6 +244,7 @@ func Run(cfg Config, opts Options) (*Results, error) {
 		}
 	}
 	w.exactRPCs = opts.ExactRPCs
+	w.settleAlone = opts.settleAlone
 	if opts.MaxEvents > 0 || opts.Events != nil {
 		w.watchEvents(opts.MaxEvents, opts.Events)
 	}
@@ -487,17 +492,7 @@ func (w *world) stopClient(ev sim.Event) {
 }
 
 func (w *world) results() *Results {
-	end := sim.Time(0).Add(w.cfg.Duration)
-	for ii := range w.insts {
-		switch inst := &w.insts[ii]; {
-		case inst.replay:
-			// The fleet's kernel ran every event at end; what is left
-			// is in flight when the run ends.
-			w.replay(uint32(ii), end, true)
-		case inst.steady:
-			w.settleSteady(uint32(ii), end, false)
-		}
-	}
+	w.settleAtEnd(sim.Time(0).Add(w.cfg.Duration))
 	w.closeWindows()
 	w.trackWindows()
 	w.spans = w.faultList()
