@@ -496,6 +496,17 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 	for j, name := range g.Servers {
 		c.check(s.controlPlaneIndex(name) >= 0, fmt.Sprintf("%s.servers[%d]", p, j), "no control plane is named %q (control planes: %s)", name, s.controlPlaneNames())
 	}
+	if n := len(g.Servers); n > xdsclient.MaxServers {
+		unless := ""
+		switch {
+		case c.given(p + ".servers"):
+		case g.Bootstrap != "":
+			unless = " (the bootstrap's xds_servers)"
+		default:
+			unless = " (every control plane, the default without servers: list the ones the group's clients use)"
+		}
+		c.check(false, p+".servers", "expected at most %d servers, the most an XdsClient's authority is modelled with, found %d%s", xdsclient.MaxServers, n, unless)
+	}
 	for j, f := range g.ServerFeatures {
 		c.check(slices.Contains(serverFeatures, f), fmt.Sprintf("%s.server_features[%d]", p, j), "expected one of: %s, found %q", strings.Join(serverFeatures, ", "), f)
 	}

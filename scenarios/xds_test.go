@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,6 +44,16 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 			name: "bootstrap names a server that does not exist",
 			doc:  withServers + "servers = [\"primary\", \"secondary\"]\n",
 			want: []string{`s.toml:9:23: fleet.group[0].servers[1]: no control plane is named "secondary" (control planes: primary, fallback)`},
+		},
+		{
+			name: "more servers than an authority is modelled with",
+			doc:  manyServers(65) + "[[fleet.group]]\nclients = 1\nservers = [" + serverList(65) + "]\n",
+			want: []string{`s.toml:133:11: fleet.group[0].servers: expected at most 64 servers, the most an XdsClient's authority is modelled with, found 65`},
+		},
+		{
+			name: "more control planes than an authority is modelled with, and no servers",
+			doc:  manyServers(65) + "[[fleet.group]]\nclients = 1\n",
+			want: []string{`s.toml:131:1: fleet.group[0].servers: expected at most 64 servers, the most an XdsClient's authority is modelled with, found 65 (every control plane, the default without servers: list the ones the group's clients use)`},
 		},
 		{
 			name: "unknown server feature",
@@ -108,6 +119,24 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { wantErrors(t, tt.doc, tt.want) })
 	}
+}
+
+// manyServers is n control planes, cp0 to cp(n-1), two lines each.
+func manyServers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "[[control_plane]]\nname = \"cp%d\"\n", i)
+	}
+	return b.String()
+}
+
+// serverList names the control planes of manyServers(n).
+func serverList(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%q", fmt.Sprintf("cp%d", i))
+	}
+	return strings.Join(names, ", ")
 }
 
 // wantErrors parses doc and checks that it fails with exactly the errors

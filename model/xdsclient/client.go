@@ -142,6 +142,14 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.Bootstrap.Servers) == 0 {
 		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has no xds_servers", cfg.Target)
 	}
+	if n := len(cfg.Bootstrap.Servers); n > MaxServers {
+		return nil, fmt.Errorf("xdsclient: target %q: bootstrap has %d xds_servers, at most %d are modelled", cfg.Target, n, MaxServers)
+	}
+	for _, a := range cfg.Bootstrap.Authorities {
+		if n := len(a.Servers); n > MaxServers {
+			return nil, fmt.Errorf("xdsclient: target %q: authority %q has %d xds_servers, at most %d are modelled", cfg.Target, a.Name, n, MaxServers)
+		}
+	}
 	fx := cfg.Effects
 	if fx == nil {
 		fx = new(Effects)
@@ -158,6 +166,12 @@ func New(cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// MaxServers is the most servers an authority may list: an authority keeps
+// the positions of its servers it holds a channel to, and those each
+// resource is subscribed on, as 64-bit sets. Real clients have no such
+// bound, and no known bootstrap comes near it.
+const MaxServers = 64
 
 // server is one of a client's unique servers and its channel, nil until
 // first used (see Client.channel).

@@ -486,3 +486,34 @@ func TestHTTPFiltersByImplementation(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefusesMoreServersThanAnAuthorityHolds checks that a bootstrap
+// whose top-level list or an authority's names more than MaxServers
+// servers is refused rather than run with servers past the 64th never
+// held (an authority keeps its held servers as a 64-bit set).
+func TestNewRefusesMoreServersThanAnAuthorityHolds(t *testing.T) {
+	servers := func(n int) []ServerConfig {
+		s := make([]ServerConfig, n)
+		for i := range s {
+			s[i] = ServerConfig{URI: fmt.Sprintf("cp%d", i)}
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		boot Bootstrap
+		want string // "" for no error
+	}{
+		{"64 servers", Bootstrap{Servers: servers(64)}, ""},
+		{"65 servers", Bootstrap{Servers: servers(65)}, `xdsclient: target "t": bootstrap has 65 xds_servers, at most 64 are modelled`},
+		{"an authority of 65", Bootstrap{Servers: servers(1), Authorities: []Authority{{Name: "a", Servers: servers(65)}}},
+			`xdsclient: target "t": authority "a" has 65 xds_servers, at most 64 are modelled`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(Config{Target: "t", Bootstrap: tc.boot, Profile: GRPCGo()})
+			if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+				t.Errorf("New: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
