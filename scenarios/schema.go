@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"time"
@@ -228,6 +229,14 @@ const (
 	// maxWorkers bounds a control plane's workers: the server keeps one
 	// free time per worker.
 	maxWorkers = 1_000_000
+	// maxControlPlanes bounds the control planes: each is a server with
+	// a cache of its own, and a group's clients use at most 64
+	// (xdsclient.MaxServers). (A client's connection names its server in
+	// 16 bits.)
+	maxControlPlanes = 10_000
+	// maxTargets bounds a group's targets: an XdsClient instance names its
+	// target in 16 bits.
+	maxTargets = math.MaxUint16
 )
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)

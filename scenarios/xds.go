@@ -353,6 +353,9 @@ func (s *Scenario) controlPlaneNames() string {
 func (s *Scenario) validateXDS(c *checker) {
 	c.dist("network.latency", s.Network.Latency, false)
 
+	if n := len(s.ControlPlanes); n > maxControlPlanes {
+		c.check(false, fmt.Sprintf("control_plane[%d]", maxControlPlanes), "expected at most %d control planes, found %d", maxControlPlanes, n)
+	}
 	names := map[string]int{}
 	for i, cp := range s.ControlPlanes {
 		p := fmt.Sprintf("control_plane[%d]", i)
@@ -511,6 +514,7 @@ func (s *Scenario) validateGroupXDS(c *checker, p string, g *Group) {
 		c.check(slices.Contains(serverFeatures, f), fmt.Sprintf("%s.server_features[%d]", p, j), "expected one of: %s, found %q", strings.Join(serverFeatures, ", "), f)
 	}
 	c.check(len(g.Servers) > 0 || len(g.Targets) == 0, p+".targets", "targets need servers to get them from")
+	c.check(len(g.Targets) <= maxTargets, p+".targets", "expected at most %d targets, found %d", maxTargets, len(g.Targets))
 	for j, t := range g.Targets {
 		c.check(t != "", fmt.Sprintf("%s.targets[%d]", p, j), "expected a listener name, found \"\"")
 	}

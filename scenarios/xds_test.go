@@ -56,6 +56,16 @@ func TestXDSSectionsRejectBadInputWithTheKeyAndExpectation(t *testing.T) {
 			want: []string{`s.toml:131:1: fleet.group[0].servers: expected at most 64 servers, the most an XdsClient's authority is modelled with, found 65 (every control plane, the default without servers: list the ones the group's clients use)`},
 		},
 		{
+			name: "more control planes than are modelled",
+			doc:  manyServers(10001) + "[[fleet.group]]\nclients = 1\nservers = [\"cp0\"]\n",
+			want: []string{`s.toml:20001:1: control_plane[10000]: expected at most 10000 control planes, found 10001`},
+		},
+		{
+			name: "more targets than an instance can name",
+			doc:  withServers + "targets = [" + strings.Repeat(`"t", `, 65535) + `"t"]` + "\n",
+			want: []string{`s.toml:9:11: fleet.group[0].targets: expected at most 65535 targets, found 65536`},
+		},
+		{
 			name: "unknown server feature",
 			doc:  withServers + "server_features = [\"ignore_resource_deletions\"]\n",
 			want: []string{`s.toml:9:20: fleet.group[0].server_features[0]: expected one of: ignore_resource_deletion, fail_on_data_errors, resource_timer_is_transient_error, found "ignore_resource_deletions"; did you mean "ignore_resource_deletion"?`},
