@@ -115,7 +115,11 @@ func (q *queue) grow(s *slot, l uint, ev Event) {
 func (q *queue) array(n int) []Event {
 	for c := bits.Len(uint(n)) - 1; c < len(q.spare); c++ {
 		if sp := q.spare[c]; len(sp) > 0 {
+			// The list lets go of a: a stale pointer past its end would
+			// keep a alive once its slot is done with it and recycle
+			// leaves it to the collector.
 			a := sp[len(sp)-1]
+			sp[len(sp)-1] = nil
 			q.spare[c] = sp[:len(sp)-1]
 			q.spareLen -= len(a)
 			return a

@@ -4,8 +4,10 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 )
 
 // heapQueue is the obvious binary heap keyed by (At, Seq), built on
@@ -218,6 +220,28 @@ func TestArraysAreRecycledWithinABudget(t *testing.T) {
 	if q.spareLen != maxSpare {
 		t.Errorf("with nothing pending, kept %d events of spare arrays; want %d", q.spareLen, maxSpare)
 	}
+}
+
+// TestAnArrayHandedOutAgainIsNotPinned: an array the spare lists hand
+// out again belongs to its slot alone, so that once the slot is done
+// with it and recycle leaves it to the collector (over the budget) it is
+// collected. A stale pointer in a spare list's backing array pinned, in
+// a million clients' reconnect storm, most of the burst's arrays:
+// hundreds of megabytes.
+func TestAnArrayHandedOutAgainIsNotPinned(t *testing.T) {
+	var q queue
+	a := make([]Event, 1024)
+	w := weak.Make(&a[0])
+	q.recycle(a)
+	if b := q.array(1024); &b[0] != &a[0] {
+		t.Fatal("array(1024) did not hand out the spare array")
+	}
+	a = nil // the slot is done with it; recycle does not keep it
+	runtime.GC()
+	if w.Value() != nil {
+		t.Error("the array is still reachable from the queue")
+	}
+	runtime.KeepAlive(&q)
 }
 
 func TestSteadyStateAllocatesNothing(t *testing.T) {
