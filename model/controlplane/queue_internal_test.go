@@ -168,7 +168,7 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 			r.TypeURL = "type.googleapis.com/unknown"
 		}
 		reqs = append(reqs, r)
-		jobs = append(jobs, q.enqueue(0, st, r))
+		jobs = append(jobs, q.enqueue(0, st, r, 0))
 	}
 	if len(q.blocks) != 10 {
 		t.Fatalf("%d jobs in %d blocks, want 10", n, len(q.blocks))
@@ -192,7 +192,7 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 		t.Errorf("empty queue: %d blocks, %d spare", len(q.blocks), len(q.spare))
 	}
 	// It goes on from where it was.
-	j := q.enqueue(0, st, Request{TypeURL: LDS.TypeURL(), Version: "next"})
+	j := q.enqueue(0, st, Request{TypeURL: LDS.TypeURL(), Version: "next"}, 0)
 	if got, ok := q.take(j.ID); !ok || got.req.request().Version != "next" {
 		t.Errorf("a job after the queue emptied: %v, %+v", ok, got.req.request())
 	}

@@ -401,20 +401,38 @@ func (s *Server) CloseStream(now sim.Time, id StreamID) {
 // OpenStreams returns the number of open streams.
 func (s *Server) OpenStreams() int { return s.m.open }
 
-// Receive queues req, arrived at now on stream id, for the capacity model.
-// The wiring schedules an event at the returned Job's Done and then calls
-// Complete. The server keeps req's names: the caller must not modify them
-// afterwards.
-func (s *Server) Receive(now sim.Time, id StreamID, req Request) (Job, error) {
+// Receive queues req, arrived at now on stream id, for the capacity model,
+// with the caller's tag (Job.Tag), and returns its Job. The wiring then
+// calls NextCompletion. The server keeps req's names: the caller must not
+// modify them afterwards.
+func (s *Server) Receive(now sim.Time, id StreamID, req Request, tag uint64) (Job, error) {
 	s.advance(now)
 	st := s.streams[id]
 	if st == nil {
 		return Job{}, fmt.Errorf("controlplane: server %q: request on stream %d, which is not open", s.name, id)
 	}
-	j := s.work.enqueue(now, st, req)
+	j := s.work.enqueue(now, st, req, tag)
 	s.m.totals.PeakQueueDepth = max(s.m.totals.PeakQueueDepth, s.work.depth(now))
 	return j, nil
 }
+
+// NextCompletion returns the job whose completion the wiring must
+// schedule now, if there is one, and hands it out: the queued job that
+// completes first (earliest Done; of those done at once, the first
+// received) of those not yet handed out, if it completes before every job
+// handed out and not yet completed. The wiring calls it after every
+// Receive and every Complete and schedules an event at the Job's Done,
+// at which it calls Complete. So every job is handed out once, in time
+// for its completion, and the wiring holds one event per job handed out:
+// while the queue is saturated, about one per server, not one per queued
+// request (a million reconnecting clients queue millions).
+//
+// The order is that of the jobs' IDs for jobs done at once. A wiring
+// that gives each request's Receive a tag that orders its event among
+// the others (the fleet's kernel's sequence number for an event scheduled
+// then, sim.Kernel.Reserve) has them run as though each had been
+// scheduled at its Receive.
+func (s *Server) NextCompletion() (Job, bool) { return s.work.next() }
 
 // Complete processes the request of job id, which must be due (now >=
 // Job.Done), and returns the responses the server sends. A request whose
