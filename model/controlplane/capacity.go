@@ -99,9 +99,6 @@ type workQueue struct {
 
 	free []sim.Time // min-heap of the times each worker is next free
 
-	starts     []sim.Time // starts of requests, in arrival order, from startsHead
-	startsHead int
-
 	// blocks hold the jobs from the first one not completed on, in
 	// blocks of jobBlock: blocks[k][i] has ID base + k·jobBlock + i, and
 	// those of blocks[0] before head are completed. A block goes once all
@@ -122,8 +119,12 @@ type workQueue struct {
 	// queue. admitStart is at most the start of every job not admitted.
 	admitted   JobID
 	admitStart sim.Time
-	ready      []Job
-	handed     []Job
+	// waiting is the first job that had not started at the last depth:
+	// the jobs from it on that have not started by now are the queue's
+	// depth at now.
+	waiting JobID
+	ready   []Job
+	handed  []Job
 	// outOfTurn: a job was completed before its turn (not the first
 	// handed out), so ready and handed may name completed jobs, which
 	// next drops when it comes to them. The fleet never does that.
@@ -138,7 +139,7 @@ func completesBefore(a, b *Job) bool { return a.Done < b.Done || a.Done == b.Don
 const jobBlock = 1024
 
 func newWorkQueue(c Capacity, r *sim.Rand) *workQueue {
-	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1, admitted: 1}
+	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1, admitted: 1, waiting: 1}
 }
 
 // enqueue queues req from stream st arriving at now, with the caller's
@@ -175,23 +176,23 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req Request, tag uint64) J
 	if j.ID == q.admitted {
 		q.admitStart = start
 	}
-	if start > now {
-		q.starts = append(q.starts, start)
-	}
 	return j
 }
 
-// depth returns the number of requests waiting for a worker at now.
+// depth returns the number of requests waiting for a worker at now, which
+// is not before the now of any earlier call.
 func (q *workQueue) depth(now sim.Time) int {
-	for q.startsHead < len(q.starts) && q.starts[q.startsHead] <= now {
-		q.startsHead++
+	// A completed job started long ago: its blocks may be gone, and its
+	// start reads 0.
+	q.waiting = max(q.waiting, q.base+JobID(q.head))
+	for q.waiting < q.nextID {
+		i := int(q.waiting - q.base)
+		if q.blocks[i/jobBlock][i%jobBlock].start > now {
+			break
+		}
+		q.waiting++
 	}
-	if q.startsHead > 1024 && q.startsHead*2 > len(q.starts) {
-		n := copy(q.starts, q.starts[q.startsHead:])
-		q.starts = q.starts[:n]
-		q.startsHead = 0
-	}
-	return len(q.starts) - q.startsHead
+	return int(q.nextID - q.waiting)
 }
 
 // queued returns job id, or nil if it is unknown or completed.
