@@ -51,7 +51,7 @@ type Job struct {
 	Arrived, Start, Done sim.Time
 }
 
-// job is a queued request, in 112 bytes: a reconnecting fleet queues
+// job is a queued request, in 96 bytes: a reconnecting fleet queues
 // millions.
 type job struct {
 	st                   *stream // the stream it came on (its id may be reused later); nil once taken
@@ -60,24 +60,26 @@ type job struct {
 	req                  queued
 }
 
-// queued is what the server reads of a queued request. The few requests
-// that carry an error detail (NACKs) or name no type the server knows are
-// kept whole in a part of their own.
+// queued is what the server reads of a queued request, its nonce as a
+// number (nonceNumber). The few requests that carry an error detail
+// (NACKs), name no type the server knows or quote a nonce the server
+// never writes are kept whole in a part of their own.
 type queued struct {
 	version string
-	nonce   string
 	names   []string
 	odd     *Request
+	nonce   uint32
 	typ     ResourceType
 }
 
 // queue returns the queued form of r.
 func queue(r Request) queued {
 	t, ok := TypeFromURL(r.TypeURL)
-	if !ok || r.ErrorDetail != nil {
+	n, canonical := nonceNumber(r.Nonce)
+	if !ok || r.ErrorDetail != nil || !canonical || r.nonce != 0 {
 		return queued{odd: &r}
 	}
-	return queued{version: r.Version, nonce: r.Nonce, names: r.Names, typ: t}
+	return queued{version: r.Version, nonce: n, names: r.Names, typ: t}
 }
 
 // request returns the request q stands for.
@@ -85,7 +87,7 @@ func (q *queued) request() Request {
 	if q.odd != nil {
 		return *q.odd
 	}
-	return Request{TypeURL: q.typ.TypeURL(), Version: q.version, Nonce: q.nonce, Names: q.names}
+	return Request{TypeURL: q.typ.TypeURL(), Version: q.version, Names: q.names, nonce: q.nonce}
 }
 
 // workQueue is a FIFO multi-server queue. Because requests arrive in

@@ -488,7 +488,7 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 		return nil, e
 	}
 	ts := &st.types[t]
-	if ts.nonce != 0 && !nonceIs(req.Nonce, ts.nonce) {
+	if ts.nonce != 0 && !req.quotes(ts.nonce) {
 		// Stale: the client has not seen the latest response of this type
 		// (xDS protocol "Resource updates"; envoy issue 10363).
 		s.m.totals.StaleRequests++
@@ -919,6 +919,20 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 // nonceIs reports whether the response_nonce s is the nonce n, as the
 // decimal the server sent.
 func nonceIs(s string, n uint32) bool {
+	v, ok := nonceNumber(s)
+	return ok && s != "" && v == n
+}
+
+// nonceNumber returns the response_nonce s as a number: 0 for none, and
+// ok false for a string no nonce the server sends is written as (one
+// with a leading zero, "0" itself, anything but 32-bit decimal).
+func nonceNumber(s string) (n uint32, ok bool) {
+	if s == "" {
+		return 0, true
+	}
 	v, err := strconv.ParseUint(s, 10, 32)
-	return err == nil && uint32(v) == n && s[0] != '0' // ParseUint takes "01" too
+	if err != nil || s[0] == '0' { // ParseUint takes "01" too
+		return 0, false
+	}
+	return uint32(v), true
 }
