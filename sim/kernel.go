@@ -14,8 +14,10 @@ import (
 type Kernel struct {
 	h       Handler
 	now     Time
-	seq     uint64 // Seq of the last scheduled event
+	seq     uint64 // Seq of the last scheduled or reserved event
 	events  uint64 // events handed to h so far
+	ranAt   Time   // At and Seq of the last event handed to h
+	ranSeq  uint64
 	q       queue
 	running bool
 	stopped bool
@@ -58,6 +60,38 @@ func (k *Kernel) Schedule(ev Event) {
 	k.seq++
 	ev.Seq = k.seq
 	k.q.push(ev)
+}
+
+// Reserve takes the Seq that [Kernel.Schedule] would give an event
+// scheduled now, for an event that the caller will schedule later with
+// [Kernel.ScheduleReserved]: a world that knows now when something will
+// happen but keeps it in a queue of its own, and gives the kernel only
+// that queue's next event, still has it run among the events of its time
+// as though it had been scheduled now.
+func (k *Kernel) Reserve() uint64 {
+	k.seq++
+	return k.seq
+}
+
+// ScheduleReserved adds ev, whose Seq was taken with [Kernel.Reserve], to
+// the queue: it runs after the events of its At whose Seq is lower and
+// before those whose Seq is higher, wherever they were scheduled. It
+// panics if ev.Seq was not reserved, or if ev would run before the event
+// last run: before the current time, or at it but with a lower Seq.
+//
+// The kernel keeps reserved events apart from the others, in a binary
+// heap, and compares its first with the first of the rest at every event:
+// it is meant for a few such events pending at a time, one per queue the
+// world keeps.
+func (k *Kernel) ScheduleReserved(ev Event) {
+	if ev.Seq == 0 || ev.Seq > k.seq {
+		panic(fmt.Sprintf("sim: ScheduleReserved: event (entity %d, kind %d) has Seq %d, which was not reserved",
+			ev.Entity, ev.Kind, ev.Seq))
+	}
+	if ev.At < k.now || ev.At == k.ranAt && ev.Seq <= k.ranSeq {
+		k.pastEvent("ScheduleReserved", ev)
+	}
+	k.q.pushReserved(ev)
 }
 
 // After schedules ev to run d after the current time: it sets ev.At to
@@ -147,6 +181,7 @@ func (k *Kernel) Run(until Time) {
 			k.pastEvent("Run", ev)
 		}
 		k.now = ev.At
+		k.ranAt, k.ranSeq = ev.At, ev.Seq
 		k.events++
 		k.h.HandleEvent(k, ev)
 		if k.events == k.watchAt {
@@ -214,6 +249,7 @@ func (k *Kernel) Restart(now Time) {
 		panic("sim: Restart of a kernel that is running or has events pending")
 	}
 	k.now = now
+	k.ranAt, k.ranSeq = 0, 0
 	if k.q.cur != math.MaxUint64 {
 		k.q.restart(uint64(now))
 	}

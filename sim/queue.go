@@ -28,13 +28,21 @@ import "math/bits"
 // Events scheduled before cur go to early, a binary heap. That only
 // happens when [Kernel.Run] looked at the next event, found it after
 // until, and returned: the clock is then behind cur.
+//
+// Events whose Seq was reserved earlier ([Kernel.ScheduleReserved]) would
+// break the slots' order, which is the order of scheduling: they go to
+// reserved, another binary heap, whose first event front compares with
+// the first of the rest.
 type queue struct {
 	n     int    // events in the queue
 	cur   uint64 // At of the current slot, slots[0][cur&slotMask]
 	head  int    // events of the current slot already taken
 	early []Event
-	slots [levels][slotsPerLevel]slot
-	used  [levels][slotsPerLevel / 64]uint64 // bit i of level l: slots[l][i] is not empty
+
+	reserved     []Event
+	fromReserved bool // front returned reserved[0]
+	slots        [levels][slotsPerLevel]slot
+	used         [levels][slotsPerLevel / 64]uint64 // bit i of level l: slots[l][i] is not empty
 
 	spare    [64][][]Event // spare arrays of 1<<c events in spare[c]
 	spareLen int           // events the spare arrays hold
@@ -76,6 +84,14 @@ func (q *queue) push(ev Event) {
 	up(q.early, len(q.early)-1)
 }
 
+// pushReserved adds ev, whose Seq may be lower than that of events
+// already pushed.
+func (q *queue) pushReserved(ev Event) {
+	q.n++
+	q.reserved = append(q.reserved, ev)
+	up(q.reserved, len(q.reserved)-1)
+}
+
 // file puts ev, whose At is at >= q.cur, in its slot.
 func (q *queue) file(at uint64, ev Event) {
 	var l uint
@@ -115,7 +131,11 @@ func (q *queue) grow(s *slot, l uint, ev Event) {
 func (q *queue) array(n int) []Event {
 	for c := bits.Len(uint(n)) - 1; c < len(q.spare); c++ {
 		if sp := q.spare[c]; len(sp) > 0 {
+			// The list lets go of a: a stale pointer past its end would
+			// keep a alive once its slot is done with it and recycle
+			// leaves it to the collector.
 			a := sp[len(sp)-1]
+			sp[len(sp)-1] = nil
 			q.spare[c] = sp[:len(sp)-1]
 			q.spareLen -= len(a)
 			return a
@@ -144,23 +164,35 @@ func (q *queue) recycle(a []Event) {
 // front returns the first event, or nil if the queue is empty. The
 // pointer is valid until the queue is next changed.
 func (q *queue) front() *Event {
+	var f *Event // the first of early and the slots
 	if len(q.early) > 0 {
-		return &q.early[0]
+		f = &q.early[0]
+	} else if q.n > len(q.reserved) {
+		s := &q.slots[0][q.cur&slotMask]
+		if q.head == s.n {
+			s = q.advance()
+		}
+		f = &s.ev[q.head]
 	}
-	if q.n == 0 {
-		return nil
+	q.fromReserved = len(q.reserved) > 0 && (f == nil || q.reserved[0].before(f))
+	if q.fromReserved {
+		return &q.reserved[0]
 	}
-	s := &q.slots[0][q.cur&slotMask]
-	if q.head == s.n {
-		s = q.advance()
-	}
-	return &s.ev[q.head]
+	return f
 }
 
 // pop removes the event front returned. It must follow a call to front
 // that returned an event, with no change to the queue in between.
 func (q *queue) pop() {
 	q.n--
+	if q.fromReserved {
+		q.fromReserved = false
+		n := len(q.reserved) - 1
+		q.reserved[0] = q.reserved[n]
+		q.reserved = q.reserved[:n]
+		down(q.reserved, 0)
+		return
+	}
 	if len(q.early) > 0 {
 		n := len(q.early) - 1
 		q.early[0] = q.early[n]

@@ -4,8 +4,10 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 )
 
 // heapQueue is the obvious binary heap keyed by (At, Seq), built on
@@ -108,47 +110,85 @@ func TestQueueAgreesWithBinaryHeap(t *testing.T) {
 func TestKernelRunsEventsInHeapOrderAcrossRunCalls(t *testing.T) {
 	// The kernel end to end: a world that schedules at random, run in
 	// random steps, between which events are scheduled from outside.
-	for _, w := range workloads {
-		t.Run(w.name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(3, 4))
-			var ref heapQueue
-			rec := &recorder{}
-			k := NewKernel(rec)
-			schedule := func(at Time) {
-				k.Schedule(Event{At: at, Entity: uint32(k.seq + 1)})
-				ref.push(Event{At: at, Seq: k.seq, Entity: uint32(k.seq)})
+	// With reserved set, the world also keeps events of its own, as a
+	// server keeps its queued requests: it reserves each one's Seq when it
+	// makes it and gives the kernel only those no earlier one of its own
+	// precedes (Kernel.ScheduleReserved); they must still run where their
+	// reserved Seq puts them.
+	for _, reserved := range []bool{false, true} {
+		for _, w := range workloads {
+			t.Run(fmt.Sprintf("%s/reserved=%v", w.name, reserved), func(t *testing.T) {
+				testHeapOrder(t, w, reserved)
+			})
+		}
+	}
+}
+
+func testHeapOrder(t *testing.T, w workload, reserved bool) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var ref heapQueue
+	var held, armed heapQueue // the world's own events: not yet given to the kernel, given
+	rec := &recorder{}
+	k := NewKernel(rec)
+	const own = 1 // Kind of the world's own events
+	schedule := func(at Time) {
+		if !reserved || r.IntN(2) == 0 {
+			k.Schedule(Event{At: at, Entity: uint32(k.seq + 1)})
+			ref.push(Event{At: at, Seq: k.seq, Entity: uint32(k.seq)})
+			return
+		}
+		seq := k.Reserve()
+		ev := Event{At: at, Seq: seq, Entity: uint32(seq), Kind: own}
+		ref.push(ev)
+		if len(armed) == 0 || ev.before(&armed[0]) {
+			k.ScheduleReserved(ev)
+			armed.push(ev)
+		} else {
+			held.push(ev)
+		}
+	}
+	rec.hook = func(k *Kernel, ev Event) {
+		if ev.Kind == own {
+			if first := armed.pop(); first != ev {
+				t.Fatalf("ran %+v, want the first of the world's own given to the kernel, %+v", ev, first)
 			}
-			rec.hook = func(k *Kernel, ev Event) {
-				for range r.IntN(3) {
-					schedule(k.Now() + Time(w.delay(r)))
-				}
+			if len(held) > 0 && (len(armed) == 0 || held[0].before(&armed[0])) {
+				next := held.pop()
+				k.ScheduleReserved(next)
+				armed.push(next)
 			}
-			for range 100 {
-				schedule(Time(w.delay(r)))
+		}
+		for range r.IntN(3) {
+			schedule(k.Now() + Time(w.delay(r)))
+		}
+	}
+	for range 100 {
+		schedule(Time(w.delay(r)))
+	}
+	for len(ref) > 0 && len(rec.got) < 50_000 {
+		next := ref[0].At
+		until := k.Now() + Time(r.Int64N(int64(next-k.Now())*2+2))
+		before := len(rec.got)
+		k.Run(until)
+		for _, got := range rec.got[before:] {
+			if want := ref.pop(); got != want {
+				t.Fatalf("event %d: got %+v, want %+v", len(rec.got), got, want)
 			}
-			for len(ref) > 0 && len(rec.got) < 50_000 {
-				next := ref[0].At
-				until := k.Now() + Time(r.Int64N(int64(next-k.Now())*2+2))
-				before := len(rec.got)
-				k.Run(until)
-				for _, got := range rec.got[before:] {
-					if want := ref.pop(); got != want {
-						t.Fatalf("event %d: got %+v, want %+v", len(rec.got), got, want)
-					}
-				}
-				if len(ref) > 0 && ref[0].At <= until {
-					t.Fatalf("Run(%v) returned with %+v pending", until, ref[0])
-				}
-				// Schedule from outside, up to the next pending event.
-				horizon := Time(1000)
-				if len(ref) > 0 {
-					horizon = ref[0].At - k.Now() + 1
-				}
-				for range r.IntN(3) {
-					schedule(k.Now() + Time(r.Int64N(int64(horizon))))
-				}
-			}
-		})
+		}
+		if len(ref) > 0 && ref[0].At <= until {
+			t.Fatalf("Run(%v) returned with %+v pending", until, ref[0])
+		}
+		if k.Pending() != len(ref)-len(held) {
+			t.Fatalf("Pending() = %d, want %d", k.Pending(), len(ref)-len(held))
+		}
+		// Schedule from outside, up to the next pending event.
+		horizon := Time(1000)
+		if len(ref) > 0 {
+			horizon = ref[0].At - k.Now() + 1
+		}
+		for range r.IntN(3) {
+			schedule(k.Now() + Time(r.Int64N(int64(horizon))))
+		}
 	}
 }
 
@@ -218,6 +258,28 @@ func TestArraysAreRecycledWithinABudget(t *testing.T) {
 	if q.spareLen != maxSpare {
 		t.Errorf("with nothing pending, kept %d events of spare arrays; want %d", q.spareLen, maxSpare)
 	}
+}
+
+// TestAnArrayHandedOutAgainIsNotPinned: an array the spare lists hand
+// out again belongs to its slot alone, so that once the slot is done
+// with it and recycle leaves it to the collector (over the budget) it is
+// collected. A stale pointer in a spare list's backing array pinned, in
+// a million clients' reconnect storm, most of the burst's arrays:
+// hundreds of megabytes.
+func TestAnArrayHandedOutAgainIsNotPinned(t *testing.T) {
+	var q queue
+	a := make([]Event, 1024)
+	w := weak.Make(&a[0])
+	q.recycle(a)
+	if b := q.array(1024); &b[0] != &a[0] {
+		t.Fatal("array(1024) did not hand out the spare array")
+	}
+	a = nil // the slot is done with it; recycle does not keep it
+	runtime.GC()
+	if w.Value() != nil {
+		t.Error("the array is still reachable from the queue")
+	}
+	runtime.KeepAlive(&q)
 }
 
 func TestSteadyStateAllocatesNothing(t *testing.T) {

@@ -37,11 +37,13 @@ type Capacity struct {
 // JobID identifies one queued request. It fits a sim.Event's Arg.
 type JobID uint64
 
-// Job is a request the server has queued: the wiring schedules an event
-// at Done and then calls [Server.Complete] with ID.
+// Job is a request the server has queued. The wiring learns from
+// [Server.NextCompletion] when to schedule its completion: an event at
+// Done, at which it calls [Server.Complete] with ID.
 type Job struct {
 	ID     JobID    // passed to Server.Complete
 	Stream StreamID // the stream the request came on
+	Tag    uint64   // the caller's, given to Server.Receive
 	// Arrived is when the request reached the server, Start when a
 	// worker took it, Done when its responses go out: Start plus the
 	// service time, or later if an earlier request of the same stream is
@@ -52,29 +54,32 @@ type Job struct {
 // job is a queued request, in 96 bytes: a reconnecting fleet queues
 // millions.
 type job struct {
-	st            *stream // the stream it came on (its id may be reused later); nil once taken
-	arrived, done sim.Time
-	req           queued
+	st                   *stream // the stream it came on (its id may be reused later); nil once taken
+	arrived, start, done sim.Time
+	tag                  uint64
+	req                  queued
 }
 
-// queued is what the server reads of a queued request. The few requests
-// that carry an error detail (NACKs) or name no type the server knows are
-// kept whole in a part of their own.
+// queued is what the server reads of a queued request, its nonce as a
+// number (nonceNumber). The few requests that carry an error detail
+// (NACKs), name no type the server knows or quote a nonce the server
+// never writes are kept whole in a part of their own.
 type queued struct {
 	version string
-	nonce   string
 	names   []string
 	odd     *Request
+	nonce   uint32
 	typ     ResourceType
 }
 
 // queue returns the queued form of r.
 func queue(r Request) queued {
 	t, ok := TypeFromURL(r.TypeURL)
-	if !ok || r.ErrorDetail != nil {
+	n, canonical := nonceNumber(r.Nonce)
+	if !ok || r.ErrorDetail != nil || !canonical || r.nonce != 0 {
 		return queued{odd: &r}
 	}
-	return queued{version: r.Version, nonce: r.Nonce, names: r.Names, typ: t}
+	return queued{version: r.Version, nonce: n, names: r.Names, typ: t}
 }
 
 // request returns the request q stands for.
@@ -82,7 +87,7 @@ func (q *queued) request() Request {
 	if q.odd != nil {
 		return *q.odd
 	}
-	return Request{TypeURL: q.typ.TypeURL(), Version: q.version, Nonce: q.nonce, Names: q.names}
+	return Request{TypeURL: q.typ.TypeURL(), Version: q.version, Names: q.names, nonce: q.nonce}
 }
 
 // workQueue is a FIFO multi-server queue. Because requests arrive in
@@ -96,9 +101,6 @@ type workQueue struct {
 
 	free []sim.Time // min-heap of the times each worker is next free
 
-	starts     []sim.Time // starts of requests, in arrival order, from startsHead
-	startsHead int
-
 	// blocks hold the jobs from the first one not completed on, in
 	// blocks of jobBlock: blocks[k][i] has ID base + k·jobBlock + i, and
 	// those of blocks[0] before head are completed. A block goes once all
@@ -109,17 +111,42 @@ type workQueue struct {
 	head   int
 	base   JobID
 	nextID JobID
+
+	// The jobs in the order they complete, for next: the jobs from
+	// admitted on are in the blocks only; ready holds those admitted
+	// before and not yet handed out, handed those handed out and not yet
+	// completed. The jobs are admitted in the order they start, and none
+	// is done before it starts, so ready needs only the jobs started by
+	// the time its first is done: about the busy workers' jobs, not the
+	// queue. admitStart is at most the start of every job not admitted.
+	admitted   JobID
+	admitStart sim.Time
+	// waiting is the first job that had not started at the last depth:
+	// the jobs from it on that have not started by now are the queue's
+	// depth at now.
+	waiting JobID
+	ready   []Job
+	handed  []Job
+	// outOfTurn: a job was completed before its turn (not the first
+	// handed out), so ready and handed may name completed jobs, which
+	// next drops when it comes to them. The fleet never does that.
+	outOfTurn bool
 }
+
+// completesBefore orders jobs by completion, and jobs done at once by
+// arrival.
+func completesBefore(a, b *Job) bool { return a.Done < b.Done || a.Done == b.Done && a.ID < b.ID }
 
 // jobBlock is the number of jobs in a block of workQueue.
 const jobBlock = 1024
 
 func newWorkQueue(c Capacity, r *sim.Rand) *workQueue {
-	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1}
+	return &workQueue{cap: c, rand: r, free: make([]sim.Time, max(c.Workers, 0)), base: 1, nextID: 1, admitted: 1, waiting: 1}
 }
 
-// enqueue queues req from stream st arriving at now.
-func (q *workQueue) enqueue(now sim.Time, st *stream, req Request) Job {
+// enqueue queues req from stream st arriving at now, with the caller's
+// tag.
+func (q *workQueue) enqueue(now sim.Time, st *stream, req Request, tag uint64) Job {
 	start := now
 	if len(q.free) > 0 && q.free[0] > now {
 		start = q.free[0]
@@ -135,7 +162,7 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req Request) Job {
 		done = st.lastDone
 	}
 	st.lastDone = done
-	j := Job{ID: q.nextID, Stream: st.id, Arrived: now, Start: start, Done: done}
+	j := Job{ID: q.nextID, Stream: st.id, Tag: tag, Arrived: now, Start: start, Done: done}
 	q.nextID++
 	i := int(j.ID - q.base)
 	if i/jobBlock == len(q.blocks) {
@@ -147,36 +174,90 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req Request) Job {
 		}
 		q.blocks = append(q.blocks, b)
 	}
-	q.blocks[i/jobBlock][i%jobBlock] = job{st: st, arrived: now, done: done, req: queue(req)}
-	if start > now {
-		q.starts = append(q.starts, start)
+	q.blocks[i/jobBlock][i%jobBlock] = job{st: st, arrived: now, start: start, done: done, tag: tag, req: queue(req)}
+	if j.ID == q.admitted {
+		q.admitStart = start
 	}
 	return j
 }
 
-// depth returns the number of requests waiting for a worker at now.
+// depth returns the number of requests waiting for a worker at now, which
+// is not before the now of any earlier call.
 func (q *workQueue) depth(now sim.Time) int {
-	for q.startsHead < len(q.starts) && q.starts[q.startsHead] <= now {
-		q.startsHead++
+	// A completed job started long ago: its blocks may be gone, and its
+	// start reads 0.
+	q.waiting = max(q.waiting, q.base+JobID(q.head))
+	for q.waiting < q.nextID {
+		i := int(q.waiting - q.base)
+		if q.blocks[i/jobBlock][i%jobBlock].start > now {
+			break
+		}
+		q.waiting++
 	}
-	if q.startsHead > 1024 && q.startsHead*2 > len(q.starts) {
-		n := copy(q.starts, q.starts[q.startsHead:])
-		q.starts = q.starts[:n]
-		q.startsHead = 0
+	return int(q.nextID - q.waiting)
+}
+
+// queued returns job id, or nil if it is unknown or completed.
+func (q *workQueue) queued(id JobID) *job {
+	if id < q.base+JobID(q.head) || id >= q.nextID {
+		return nil
 	}
-	return len(q.starts) - q.startsHead
+	i := int(id - q.base)
+	if j := &q.blocks[i/jobBlock][i%jobBlock]; j.st != nil {
+		return j
+	}
+	return nil
+}
+
+// next hands out the queued job that completes first of those not yet
+// handed out, if it completes before every job handed out and not yet
+// completed; see [Server.NextCompletion].
+func (q *workQueue) next() (Job, bool) {
+	// Admit jobs until the first of ready is done no later than the next
+	// job starts: no job not admitted can then complete before it (a tie
+	// goes to the job that came first, which is the admitted one).
+	for q.admitted < q.nextID {
+		if q.dropCompleted(&q.ready); len(q.ready) > 0 && q.ready[0].Done <= q.admitStart {
+			break
+		}
+		if j := q.queued(q.admitted); j != nil {
+			q.ready = pushJob(q.ready, Job{ID: q.admitted, Stream: j.st.id, Tag: j.tag, Arrived: j.arrived, Start: j.start, Done: j.done})
+		}
+		q.admitted++
+		if j := q.queued(q.admitted); j != nil {
+			q.admitStart = j.start
+		}
+	}
+	q.dropCompleted(&q.ready)
+	q.dropCompleted(&q.handed)
+	if len(q.ready) == 0 || len(q.handed) > 0 && !completesBefore(&q.ready[0], &q.handed[0]) {
+		return Job{}, false
+	}
+	j := q.ready[0]
+	q.ready = popJob(q.ready)
+	q.handed = pushJob(q.handed, j)
+	return j, true
+}
+
+// dropCompleted removes from the front of the heap h the jobs completed
+// already, if any can be.
+func (q *workQueue) dropCompleted(h *[]Job) {
+	for q.outOfTurn && len(*h) > 0 && q.queued((*h)[0].ID) == nil {
+		*h = popJob(*h)
+	}
 }
 
 // take returns the job id and marks it done; ok is false for an unknown
 // or already completed id.
 func (q *workQueue) take(id JobID) (job, bool) {
-	if id < q.base+JobID(q.head) || id >= q.nextID {
+	j := q.queued(id)
+	if j == nil {
 		return job{}, false
 	}
-	i := int(id - q.base)
-	j := &q.blocks[i/jobBlock][i%jobBlock]
-	if j.st == nil {
-		return job{}, false
+	if len(q.handed) > 0 && q.handed[0].ID == id {
+		q.handed = popJob(q.handed)
+	} else {
+		q.outOfTurn = true
 	}
 	out := *j
 	*j = job{}
@@ -198,6 +279,42 @@ func (q *workQueue) take(id JobID) (job, bool) {
 		}
 	}
 	return out, true
+}
+
+// pushJob adds j to h, a min-heap in the order of completion.
+func pushJob(h []Job, j Job) []Job {
+	h = append(h, j)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !completesBefore(&h[i], &h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+// popJob removes the first job of h, a min-heap in the order of
+// completion.
+func popJob(h []Job) []Job {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		m, l := i, 2*i+1
+		if l < n && completesBefore(&h[l], &h[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && completesBefore(&h[r], &h[m]) {
+			m = r
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // siftDown restores the heap property of h after h[0] grew.

@@ -41,8 +41,10 @@
 //     ([Capacity].MaxStreams). [Server.CloseStream] when it ends.
 //   - [Server.Receive] when a DiscoveryRequest arrives, as the [Request]
 //     the server reads of it: the request joins the FIFO of the capacity
-//     model and the returned [Job] says when it is done; at Job.Done the
-//     wiring calls [Server.Complete](Job.ID), which returns the
+//     model. After it, and after every [Server.Complete], the wiring
+//     calls [Server.NextCompletion], which hands out the [Job] to
+//     complete next when the wiring has none due before it; at Job.Done
+//     the wiring calls [Server.Complete](Job.ID), which returns the
 //     [Response]s to send. [Server.Handle] processes a request at once,
 //     bypassing the capacity model.
 //   - The config-change methods ([Server.SetService],

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
@@ -156,11 +157,17 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 	q := newWorkQueue(Capacity{Workers: 1}, sim.NewStream(1, "q"))
 	st := &stream{id: 1}
 	const n = 10 * jobBlock
+	if size := unsafe.Sizeof(job{}); size != 96 {
+		t.Errorf("a queued request takes %d bytes, want 96", size)
+	}
 	var jobs []Job
 	var reqs []Request
+	// Nonces the server writes, and strings it never writes as one.
+	nonces := []string{"", "1", "7", "4294967295", "0", "01", "4294967296", "x", "-1", "1e3", "12"}
 	for i := range n {
-		// Most requests are kept compact; NACKs and unknown types whole.
-		r := Request{TypeURL: EDS.TypeURL(), Version: fmt.Sprint(i), Nonce: fmt.Sprint(i % 5), Names: []string{"a", fmt.Sprint(i)}}
+		// Most requests are kept compact; NACKs, unknown types and
+		// nonces the server never writes whole.
+		r := Request{TypeURL: EDS.TypeURL(), Version: fmt.Sprint(i), Nonce: nonces[i%len(nonces)], Names: []string{"a", fmt.Sprint(i)}}
 		switch i % 7 {
 		case 3:
 			r.ErrorDetail = &Status{Code: 3, Message: "bad"}
@@ -168,7 +175,7 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 			r.TypeURL = "type.googleapis.com/unknown"
 		}
 		reqs = append(reqs, r)
-		jobs = append(jobs, q.enqueue(0, st, r))
+		jobs = append(jobs, q.enqueue(0, st, r, 0))
 	}
 	if len(q.blocks) != 10 {
 		t.Fatalf("%d jobs in %d blocks, want 10", n, len(q.blocks))
@@ -177,7 +184,17 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 	for i := 0; i+1 < n; i += 2 {
 		for _, k := range []int{i + 1, i} {
 			j, ok := q.take(jobs[k].ID)
-			if got := j.req.request(); !ok || !reflect.DeepEqual(got, reqs[k]) {
+			got := j.req.request()
+			if got.responseNonce() != reqs[k].Nonce {
+				t.Fatalf("job %d: response_nonce %q, want %q", k, got.responseNonce(), reqs[k].Nonce)
+			}
+			for _, n := range []uint32{1, 7, 12, 4294967295} {
+				if got.quotes(n) != reqs[k].quotes(n) {
+					t.Fatalf("job %d (nonce %q) quotes %d: %v, as sent %v", k, reqs[k].Nonce, n, got.quotes(n), reqs[k].quotes(n))
+				}
+			}
+			got.Nonce, got.nonce = got.responseNonce(), 0
+			if !ok || !reflect.DeepEqual(got, reqs[k]) {
 				t.Fatalf("job %d: %v, request %+v, want %+v", k, ok, got, reqs[k])
 			}
 			if _, again := q.take(jobs[k].ID); again {
@@ -192,7 +209,7 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 		t.Errorf("empty queue: %d blocks, %d spare", len(q.blocks), len(q.spare))
 	}
 	// It goes on from where it was.
-	j := q.enqueue(0, st, Request{TypeURL: LDS.TypeURL(), Version: "next"})
+	j := q.enqueue(0, st, Request{TypeURL: LDS.TypeURL(), Version: "next"}, 0)
 	if got, ok := q.take(j.ID); !ok || got.req.request().Version != "next" {
 		t.Errorf("a job after the queue emptied: %v, %+v", ok, got.req.request())
 	}

@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"strconv"
+
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 )
@@ -22,12 +24,32 @@ type Request struct {
 	Names []string
 	// ErrorDetail is set on a NACK.
 	ErrorDetail *Status
+	// nonce, when not 0, is the response_nonce (Nonce is then empty), as
+	// the number the server wrote it from: a queued request keeps it so.
+	nonce uint32
+}
+
+// quotes reports whether r's response_nonce is n, not 0, as the decimal
+// the server sent.
+func (r *Request) quotes(n uint32) bool {
+	if r.nonce != 0 {
+		return r.nonce == n
+	}
+	return nonceIs(r.Nonce, n)
+}
+
+// responseNonce returns r's response_nonce.
+func (r *Request) responseNonce() string {
+	if r.nonce != 0 {
+		return strconv.FormatUint(uint64(r.nonce), 10)
+	}
+	return r.Nonce
 }
 
 // message builds the DiscoveryRequest r stands for, with version_info
 // version (what the cache is to see: NACKPolicy.CacheVersion).
 func (r *Request) message(version string) *discoverypb.DiscoveryRequest {
-	m := &discoverypb.DiscoveryRequest{VersionInfo: version, ResourceNames: r.Names, TypeUrl: r.TypeURL, ResponseNonce: r.Nonce}
+	m := &discoverypb.DiscoveryRequest{VersionInfo: version, ResourceNames: r.Names, TypeUrl: r.TypeURL, ResponseNonce: r.responseNonce()}
 	if d := r.ErrorDetail; d != nil {
 		m.ErrorDetail = &statuspb.Status{Code: int32(d.Code), Message: d.Message}
 	}

@@ -401,20 +401,38 @@ func (s *Server) CloseStream(now sim.Time, id StreamID) {
 // OpenStreams returns the number of open streams.
 func (s *Server) OpenStreams() int { return s.m.open }
 
-// Receive queues req, arrived at now on stream id, for the capacity model.
-// The wiring schedules an event at the returned Job's Done and then calls
-// Complete. The server keeps req's names: the caller must not modify them
-// afterwards.
-func (s *Server) Receive(now sim.Time, id StreamID, req Request) (Job, error) {
+// Receive queues req, arrived at now on stream id, for the capacity model,
+// with the caller's tag (Job.Tag), and returns its Job. The wiring then
+// calls NextCompletion. The server keeps req's names: the caller must not
+// modify them afterwards.
+func (s *Server) Receive(now sim.Time, id StreamID, req Request, tag uint64) (Job, error) {
 	s.advance(now)
 	st := s.streams[id]
 	if st == nil {
 		return Job{}, fmt.Errorf("controlplane: server %q: request on stream %d, which is not open", s.name, id)
 	}
-	j := s.work.enqueue(now, st, req)
+	j := s.work.enqueue(now, st, req, tag)
 	s.m.totals.PeakQueueDepth = max(s.m.totals.PeakQueueDepth, s.work.depth(now))
 	return j, nil
 }
+
+// NextCompletion returns the job whose completion the wiring must
+// schedule now, if there is one, and hands it out: the queued job that
+// completes first (earliest Done; of those done at once, the first
+// received) of those not yet handed out, if it completes before every job
+// handed out and not yet completed. The wiring calls it after every
+// Receive and every Complete and schedules an event at the Job's Done,
+// at which it calls Complete. So every job is handed out once, in time
+// for its completion, and the wiring holds one event per job handed out:
+// while the queue is saturated, about one per server, not one per queued
+// request (a million reconnecting clients queue millions).
+//
+// The order is that of the jobs' IDs for jobs done at once. A wiring
+// that gives each request's Receive a tag that orders its event among
+// the others (the fleet's kernel's sequence number for an event scheduled
+// then, sim.Kernel.Reserve) has them run as though each had been
+// scheduled at its Receive.
+func (s *Server) NextCompletion() (Job, bool) { return s.work.next() }
 
 // Complete processes the request of job id, which must be due (now >=
 // Job.Done), and returns the responses the server sends. A request whose
@@ -470,7 +488,7 @@ func (s *Server) process(st *stream, req *Request) ([]Response, error) {
 		return nil, e
 	}
 	ts := &st.types[t]
-	if ts.nonce != 0 && !nonceIs(req.Nonce, ts.nonce) {
+	if ts.nonce != 0 && !req.quotes(ts.nonce) {
 		// Stale: the client has not seen the latest response of this type
 		// (xDS protocol "Resource updates"; envoy issue 10363).
 		s.m.totals.StaleRequests++
@@ -901,6 +919,20 @@ func (s *Server) resourceErrors(ts *typeState) []*discoverypb.ResourceError {
 // nonceIs reports whether the response_nonce s is the nonce n, as the
 // decimal the server sent.
 func nonceIs(s string, n uint32) bool {
+	v, ok := nonceNumber(s)
+	return ok && s != "" && v == n
+}
+
+// nonceNumber returns the response_nonce s as a number: 0 for none, and
+// ok false for a string no nonce the server sends is written as (one
+// with a leading zero, "0" itself, anything but 32-bit decimal).
+func nonceNumber(s string) (n uint32, ok bool) {
+	if s == "" {
+		return 0, true
+	}
 	v, err := strconv.ParseUint(s, 10, 32)
-	return err == nil && uint32(v) == n && s[0] != '0' // ParseUint takes "01" too
+	if err != nil || s[0] == '0' { // ParseUint takes "01" too
+		return 0, false
+	}
+	return uint32(v), true
 }

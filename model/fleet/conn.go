@@ -434,15 +434,17 @@ func (w *world) deliverToServer(ev sim.Event) {
 	if c.flags&connServerEnded != 0 {
 		return // the server ended the stream: the request finds no handler
 	}
-	job, err := w.servers[c.cp].Receive(now, serverStream(ci, id), serverRequest(&m.req))
-	if err != nil {
+	// The request's completion takes the place among the events of its
+	// time that an event scheduled now would (see scheduleCompletion).
+	s := w.servers[c.cp]
+	if _, err := s.Receive(now, serverStream(ci, id), serverRequest(&m.req), w.kernel.Reserve()); err != nil {
 		w.failStream(ci, network.Status{Code: network.StatusConnectionReset.Code, Message: err.Error()})
 		return
 	}
 	if w.tracingConn(ci) {
 		w.traceRequest(ci, &m.req)
 	}
-	w.kernel.Schedule(sim.Event{At: job.Done, Entity: uint32(c.cp), Kind: kindJobDone, Arg: uint64(job.ID)})
+	w.scheduleCompletion(c.cp)
 }
 
 // serverRequest is what the server reads of the request r.

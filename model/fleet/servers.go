@@ -44,10 +44,23 @@ func (w *world) scheduleFaultsAndChanges() error {
 // jobDone sends the responses of a request whose service has ended.
 func (w *world) jobDone(ev sim.Event) {
 	resps, err := w.servers[ev.Entity].Complete(w.kernel.Now(), controlplane.JobID(ev.Arg))
+	w.scheduleCompletion(uint16(ev.Entity))
 	if err != nil {
 		return // the stream closed while the request waited: nothing to send
 	}
 	w.sendResponses(resps)
+}
+
+// scheduleCompletion schedules the completion of the request that server
+// si hands out, if it does (controlplane.Server.NextCompletion): the
+// kernel holds about one completion per server, not one per queued
+// request. Its event takes the Seq reserved when the request arrived
+// (deliverToServer), so that it runs where it would have had it been
+// scheduled then: the order of events, and so the run, is the same.
+func (w *world) scheduleCompletion(si uint16) {
+	if j, ok := w.servers[si].NextCompletion(); ok {
+		w.kernel.ScheduleReserved(sim.Event{At: j.Done, Seq: j.Tag, Entity: uint32(si), Kind: kindJobDone, Arg: uint64(j.ID)})
+	}
 }
 
 // applyEdge acts on the open connections at the start or end of a fault
