@@ -77,7 +77,8 @@ func queue(r Request) queued {
 	t, ok := TypeFromURL(r.TypeURL)
 	n, canonical := nonceNumber(r.Nonce)
 	if !ok || r.ErrorDetail != nil || !canonical || r.nonce != 0 {
-		return queued{odd: &r}
+		odd := r // a copy taken here: &r would move every request to the heap
+		return queued{odd: &odd}
 	}
 	return queued{version: r.Version, nonce: n, names: r.Names, typ: t}
 }

@@ -214,3 +214,31 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 		t.Errorf("a job after the queue emptied: %v, %+v", ok, got.req.request())
 	}
 }
+
+// TestQueueingAnACKAllocatesNothing checks that a request the server keeps
+// compact (a known type, a nonce it wrote, no error detail: every ACK) is
+// queued without an allocation; only the rare ones kept whole allocate.
+// Taking the address of the request for those once moved every request
+// to the heap (68 MB of fleet-10k's allocations).
+func TestQueueingAnACKAllocatesNothing(t *testing.T) {
+	names := []string{"a", "b"}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want float64
+	}{
+		{"an ACK", Request{TypeURL: EDS.TypeURL(), Version: "3", Nonce: "12", Names: names}, 0},
+		{"a first request", Request{TypeURL: LDS.TypeURL(), Names: names}, 0},
+		{"a NACK", Request{TypeURL: EDS.TypeURL(), Version: "3", Nonce: "12", Names: names, ErrorDetail: &Status{Code: 3}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q queued
+			if got := testing.AllocsPerRun(100, func() { q = queue(tc.req) }); got != tc.want {
+				t.Errorf("%v allocations, want %v", got, tc.want)
+			}
+			if r := q.request(); r.TypeURL != tc.req.TypeURL || r.Version != tc.req.Version || r.Nonce != tc.req.Nonce && r.nonce == 0 {
+				t.Errorf("queued %+v, taken back as %+v", tc.req, r)
+			}
+		})
+	}
+}
