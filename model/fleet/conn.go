@@ -86,6 +86,9 @@ const maxSpares = 4096
 func (sp *spares[T]) get() []T {
 	if n := len(sp.free); n > 0 {
 		a := sp.free[n-1]
+		// Cleared, so that the list does not keep alive, past its end,
+		// an array its new owner lets go of (it grows past it).
+		sp.free[n-1] = nil
 		sp.free = sp.free[:n-1]
 		return a
 	}

@@ -2,8 +2,10 @@ package fleet
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
@@ -237,4 +239,28 @@ func TestStreamResetAfterResponseEndsAnsweredStreamsAtItsStart(t *testing.T) {
 		}
 	}
 	// Reference: gRFC A88, Open issues; network.StreamResetAfterResponse.
+}
+
+// TestASpareArrayHandedOutIsNotPinned checks that the spare list lets go
+// of an array it hands out: a fifo that grows past the array drops it,
+// and nothing else may keep it alive (a stale slot past the list's end
+// once did, up to maxSpares arrays).
+func TestASpareArrayHandedOutIsNotPinned(t *testing.T) {
+	var sp spares[int]
+	a := make([]int, 4)
+	w := weak.Make(&a[0])
+	sp.put(a)
+	a = nil
+	var q fifo[int]
+	for i := range 5 { // the fifo takes the spare array, then outgrows it
+		q.push(i, &sp)
+	}
+	runtime.GC()
+	if w.Value() != nil {
+		t.Error("the spare list keeps alive an array it handed out")
+	}
+	if q.len() != 5 || *q.front() != 0 {
+		t.Errorf("the fifo holds %d items from %d, want 5 from 0", q.len(), *q.front())
+	}
+	runtime.KeepAlive(&sp)
 }
