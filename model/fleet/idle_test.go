@@ -49,7 +49,7 @@ func idleHeap(t *testing.T, n int) uint64 {
 // costs: the difference between two fleet sizes, so that what a world
 // holds whatever its size (the control plane's resources) does not count.
 // The event queue's spare arrays, which the startup burst grows up to a
-// cap the smaller fleet does not reach, still count, for about 290 B.
+// cap the smaller fleet does not reach, still count, for about 210 B.
 // The heap is the live heap after a collection (/gc/heap/live:bytes),
 // which garbage does not inflate.
 //
