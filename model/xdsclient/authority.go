@@ -137,24 +137,25 @@ func (st *resourceState) lastErr() *errState {
 
 // setErr sets the entry's last error; nil clears it.
 func (st *resourceState) setErr(e *errState) {
-	if st.errs == nil {
-		if e == nil {
-			return
-		}
-		st.errs = &resourceErrs{}
+	if errs := st.errsFor(e); errs != nil {
+		errs.err = e
 	}
-	st.errs.err = e
 }
 
 // setLastErr sets the last error the watchers were told; nil clears it.
 func (st *resourceState) setLastErr(e *errState) {
-	if st.errs == nil {
-		if e == nil {
-			return
-		}
+	if errs := st.errsFor(e); errs != nil {
+		errs.lastErr = e
+	}
+}
+
+// errsFor returns the entry's error part for setting e, allocated at its
+// first error; nil when e is nil and there is none (nothing to clear).
+func (st *resourceState) errsFor(e *errState) *resourceErrs {
+	if st.errs == nil && e != nil {
 		st.errs = &resourceErrs{}
 	}
-	st.errs.lastErr = e
+	return st.errs
 }
 
 // errState is CSDS UpdateFailureState plus the notification it produced.

@@ -222,16 +222,35 @@ func TestDecodeResponseAndProto(t *testing.T) {
 	}
 }
 
+// watched is a resource a test's client watches.
+type watched struct {
+	typ  ResourceType
+	name string
+}
+
+// streamingClient is a grpc-go client of xds:///svc (node "n") on one
+// server, watching ws (watcher i+1 for ws[i]), its channel READY and its
+// stream open at time 0.
+func streamingClient(t *testing.T, ws ...watched) *Client {
+	t.Helper()
+	c, err := New(Config{Target: "xds:///svc", Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}, Node: &corepb.Node{Id: "n"}}, Profile: GRPCGo()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range ws {
+		c.Watch(0, w.typ, w.name, WatcherID(i+1))
+	}
+	c.ConnectivityChanged(0, 0, Ready)
+	c.StreamOpened(0, 0)
+	return c
+}
+
 // TestAClientKeepsNothingOfADecodedResponse: a caller may decode every
 // response into one DecodedResponse (DecodeResponseInto), as the fleet
 // does; what a client took from one response stays when the next is
 // decoded over it.
 func TestAClientKeepsNothingOfADecodedResponse(t *testing.T) {
-	c, _ := New(Config{Target: "xds:///svc", Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}, Node: &corepb.Node{Id: "n"}}, Profile: GRPCGo()})
-	c.Watch(0, EDS, "E1", 1)
-	c.Watch(0, EDS, "E2", 2)
-	c.ConnectivityChanged(0, 0, Ready)
-	c.StreamOpened(0, 0)
+	c := streamingClient(t, watched{EDS, "E1"}, watched{EDS, "E2"})
 	var buf DecodedResponse
 	DecodeResponseInto(&buf, &discoverypb.DiscoveryResponse{VersionInfo: "v1", Nonce: "1", TypeUrl: EndpointTypeURL,
 		Resources: []*anypb.Any{anyOf(t, testEndpoints("E1", []string{"1.1.1.1:1"}, false))}}, Decode)
@@ -251,11 +270,7 @@ func TestAClientKeepsNothingOfADecodedResponse(t *testing.T) {
 // TestCSDSDump checks the envoy service/status/v3 dump (gRFC A40, A71
 // client_scope).
 func TestCSDSDump(t *testing.T) {
-	c, _ := New(Config{Target: "xds:///svc", Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}, Node: &corepb.Node{Id: "n"}}, Profile: GRPCGo()})
-	c.Watch(0, LDS, "L1", 1)
-	c.Watch(0, CDS, "C1", 2)
-	c.ConnectivityChanged(0, 0, Ready)
-	c.StreamOpened(0, 0)
+	c := streamingClient(t, watched{LDS, "L1"}, watched{CDS, "C1"})
 	c.ResponseReceived(2*time.Second, 0, &discoverypb.DiscoveryResponse{VersionInfo: "v1", Nonce: "1", TypeUrl: ListenerTypeURL,
 		Resources: []*anypb.Any{anyOf(t, testListener("L1", "R1", "", false, false))}})
 	cc := c.CSDS()
