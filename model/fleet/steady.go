@@ -322,10 +322,7 @@ func (w *world) settleSteady(ii uint32, t sim.Time, keep bool) sim.Time {
 		if w.tracing(ii) {
 			w.traceAt(ii, time.Duration(t), TraceEvent{Kind: TraceSteadyRPCs, Count: n, Since: time.Duration(from), Rule: ruleSteady})
 		}
-		w.dp.rpcs += n
-		w.group(ii).rpcs += n
-		w.dp.attempted += n
-		w.dp.attempts += n
+		w.ended(w.group(ii), n)
 		inst.throttle.OnSuccesses(n)
 		if sessions {
 			env := w.env(ii)
@@ -423,10 +420,7 @@ func (w *world) settleAtEnd(t sim.Time) {
 		n, fly := w.settlePoisson(&c.b, c.starts, t, &w.settleRng, w.flying[:0], sh)
 		traced = append(traced, c.traced.members...)
 		g := &w.groups[c.b.group]
-		w.dp.rpcs += n
-		g.rpcs += n
-		w.dp.attempted += n
-		w.dp.attempts += n
+		w.ended(g, n)
 		for _, f := range fly {
 			w.unfinished(g, f.began)
 		}
@@ -488,14 +482,20 @@ var traceStream = sim.HashKey("bulk run shares")
 // at the end of a run.
 var endStream = sim.HashKey("bulk runs at the end")
 
+// ended counts n RPCs of a bulk run of group g that ended by its end,
+// one attempt each (settleEnded counts their outcomes).
+func (w *world) ended(g *groupCounters, n int) {
+	w.dp.rpcs += n
+	g.rpcs += n
+	w.dp.attempted += n
+	w.dp.attempts += n
+}
+
 // unfinished counts an RPC of a bulk run that began at began and is still
 // in flight when the run ends: begun, without an outcome, as an exact RPC
 // in flight then is.
 func (w *world) unfinished(g *groupCounters, began sim.Time) {
-	w.dp.rpcs++
-	g.rpcs++
-	w.dp.attempted++
-	w.dp.attempts++
+	w.ended(g, 1)
 	w.bucketAt(began).attempts++
 }
 
