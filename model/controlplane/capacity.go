@@ -169,7 +169,8 @@ func (q *workQueue) enqueue(now sim.Time, st *stream, req Request, tag uint64) J
 	if i/jobBlock == len(q.blocks) {
 		var b []job
 		if n := len(q.spare); n > 0 {
-			b, q.spare = q.spare[n-1], q.spare[:n-1]
+			// The list lets go of b, which may later be dropped.
+			b, q.spare[n-1], q.spare = q.spare[n-1], nil, q.spare[:n-1]
 		} else {
 			b = make([]job, jobBlock)
 		}

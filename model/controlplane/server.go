@@ -137,7 +137,7 @@ func (e *entry) served() bool { return e != nil && e.msg != nil && e.err == nil 
 // sotw/v3 streamWrapper).
 type stream struct {
 	id       StreamID
-	idx      int    // in Server.list
+	idx      int    // in Server.list; -1 once closed
 	nonce    uint32 // last nonce sent, any type (see typeState.nonce)
 	lastDone sim.Time
 	types    [NumTypes]typeState
@@ -395,6 +395,7 @@ func (s *Server) CloseStream(now sim.Time, id StreamID) {
 	last.idx = st.idx
 	s.list[len(s.list)-1] = nil
 	s.list = s.list[:len(s.list)-1]
+	st.idx = -1 // closed: what a queued request of it finds (Complete)
 	s.m.streamClosed()
 }
 
@@ -447,7 +448,7 @@ func (s *Server) Complete(now sim.Time, id JobID) ([]Response, error) {
 	if now < j.done {
 		panic(fmt.Sprintf("controlplane: server %q: job %d completed at %v, before it is done at %v", s.name, id, now, j.done))
 	}
-	if s.streams[j.st.id] != j.st {
+	if j.st.idx < 0 {
 		return nil, nil // the stream closed meanwhile
 	}
 	s.m.completed(now.Sub(j.arrived))
