@@ -168,6 +168,9 @@ type errState struct {
 
 func (c *Client) newAuthority(name string, servers []ServerConfig) authority {
 	a := authority{c: c, name: name, active: -1}
+	if len(c.auths) == 0 {
+		a.servers, a.entries = c.b.authSrv[:0], c.b.entries[:0]
+	}
 	for _, s := range servers {
 		a.servers = append(a.servers, c.serverIndex(s))
 	}
@@ -197,7 +200,8 @@ func (a *authority) watch(typ ResourceType, name string, w WatcherID) {
 	st := a.state(typ, name)
 	created := st == nil
 	if created {
-		st = &resourceState{stat: uint8(adminpb.ClientResourceStatus_REQUESTED), typ: typ}
+		st = a.c.b.newState()
+		st.stat, st.typ = uint8(adminpb.ClientResourceStatus_REQUESTED), typ
 		c.entryAdded(st)
 		i, _ := a.find(typ, name)
 		a.entries = slices.Insert(a.entries, a.start(typ)+i, cacheEntry{name, st})
@@ -354,6 +358,7 @@ func (a *authority) unwatch(typ ResourceType, name string, w WatcherID) {
 	i, _ := a.find(typ, name)
 	at := a.start(typ) + i
 	a.entries = slices.Delete(a.entries, at, at+1)
+	a.c.b.freeState(st)
 	a.counts[typ]--
 	if a.empty() {
 		for pos := range a.servers {

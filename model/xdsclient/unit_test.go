@@ -532,3 +532,49 @@ func TestNewRefusesMoreServersThanAnAuthorityHolds(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEntryInTheRoomOfARemovedOneStartsAfresh: a client keeps its first
+// cache entries' states in the allocation it is made in, and an entry
+// removed leaves its room to the next; nothing of the old entry (its
+// resource, version, watchers) may show through. Six names go past the
+// four states the allocation holds.
+func TestAnEntryInTheRoomOfARemovedOneStartsAfresh(t *testing.T) {
+	names := []string{"E1", "E2", "E3", "E4", "E5", "E6"}
+	var ws []watched
+	for _, n := range names {
+		ws = append(ws, watched{EDS, n})
+	}
+	c := streamingClient(t, ws...)
+	var res []*anypb.Any
+	for _, n := range names {
+		res = append(res, anyOf(t, testEndpoints(n, []string{"1.1.1.1:1"}, false)))
+	}
+	c.ResponseReceived(time.Second, 0, &discoverypb.DiscoveryResponse{VersionInfo: "v1", Nonce: "1", TypeUrl: EndpointTypeURL, Resources: res})
+	for i, n := range names {
+		c.Unwatch(2*time.Second, EDS, n, WatcherID(i+1))
+	}
+	for i, n := range []string{"F1", "F2", "F3", "F4", "F5"} {
+		effs := c.Watch(3*time.Second, EDS, n, WatcherID(10+i))
+		for _, e := range effs {
+			if e.Kind == Notify {
+				t.Errorf("watching %s notified %+v: the entry took something of a removed one", n, e.Notification)
+			}
+		}
+	}
+	got := c.Resources()
+	if len(got) != 5 {
+		t.Fatalf("%d entries, want the 5 new ones: %+v", len(got), got)
+	}
+	for _, rs := range got {
+		if rs.Status != adminpb.ClientResourceStatus_REQUESTED || rs.Version != "" || rs.Resource != nil || rs.Updated || rs.Error != nil {
+			t.Errorf("%s: %+v, want a new entry, only requested", rs.Name, rs)
+		}
+	}
+	// Each new entry has its one watcher: unwatching it removes the entry.
+	for i, n := range []string{"F1", "F2", "F3", "F4", "F5"} {
+		c.Unwatch(4*time.Second, EDS, n, WatcherID(10+i))
+	}
+	if got := c.Resources(); len(got) != 0 {
+		t.Errorf("after unwatching every name: %+v", got)
+	}
+}
