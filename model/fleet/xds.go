@@ -53,6 +53,11 @@ type instance struct {
 	xds     *xdsclient.Client
 	watched []watch
 	timers  []uint32 // its armed timer slots
+	// own is room for the watches an instance usually has (its target's
+	// listener, route, cluster and endpoints), next to the rest of it: a
+	// response reads them, and a world's instances are made once, in an
+	// array that never moves, so watched can point into it.
+	own [4]watch
 }
 
 // watch is one resource the instance watches and what it last got: the
@@ -119,6 +124,9 @@ func (w *world) startInstances(id uint32) {
 		}
 		inst := &w.insts[ii]
 		inst.xds = x
+		if inst.watched == nil {
+			inst.watched = inst.own[:0]
+		}
 		inst.watched = append(inst.watched[:0], watch{typ: xdsclient.LDS, name: target})
 		w.xdsInput(ii, inWatch, -1, x.Watch(w.now(), xdsclient.LDS, target, watcherID))
 		w.startRPCs(ii)
