@@ -25,12 +25,20 @@ type Rand struct {
 // with seed through the splitmix64 finalizer. This derivation is part of
 // the determinism contract: changing it changes every run.
 func NewStream(seed uint64, key string) *Rand {
+	r := new(Rand)
+	r.Init(seed, key)
+	return r
+}
+
+// Init makes r, in place, the stream NewStream(seed, key) returns: a
+// model that keeps many streams keeps them in its own arrays, beside
+// what draws from them, rather than each in an allocation of its own. r
+// refers to itself, so it must not be copied afterwards.
+func (r *Rand) Init(seed uint64, key string) {
 	k := fnv1a(key)
 	s := mix64(seed ^ mix64(k+golden))
-	r := new(Rand)
 	r.pcg.Seed(mix64(s+golden), mix64(s+golden+golden))
 	r.r = *rand.New(&r.pcg)
-	return r
 }
 
 // Golden is 2^64 divided by the golden ratio, splitmix64's increment.

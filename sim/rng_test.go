@@ -154,3 +154,26 @@ func TestDurationsAreClampedNotWrapped(t *testing.T) {
 		}
 	}
 }
+
+// TestAStreamMadeInPlaceIsTheStreamNewStreamMakes: Init, which a model
+// uses to keep streams in its own arrays, gives the stream NewStream
+// gives, draw for draw, through both the generator and the source.
+func TestAStreamMadeInPlaceIsTheStreamNewStreamMakes(t *testing.T) {
+	for _, key := range []string{"client/go/0", "client/core/17", ""} {
+		want := NewStream(42, key)
+		var streams [2]Rand
+		got := &streams[1]
+		got.Init(42, key)
+		for i := range 100 {
+			if w, g := want.Float64(), got.Float64(); w != g {
+				t.Fatalf("%q draw %d: Float64 %v, want %v", key, i, g, w)
+			}
+			if w, g := want.IntN(1000), got.IntN(1000); w != g {
+				t.Fatalf("%q draw %d: IntN %v, want %v", key, i, g, w)
+			}
+			if w, g := want.Uint64(), got.Uint64(); w != g {
+				t.Fatalf("%q draw %d: Uint64 %v, want %v", key, i, g, w)
+			}
+		}
+	}
+}

@@ -75,11 +75,14 @@ type client struct {
 	group     uint32
 	index     uint32 // within its group
 	up        bool
-	started   bool     // it has started at least once
-	downAt    sim.Time // when the current restart took it down
-	firstInst uint32   // its XdsClient instances: firstInst .. +len(targets)
-	rng       *sim.Rand
+	started   bool      // it has started at least once
+	downAt    sim.Time  // when the current restart took it down
+	firstInst uint32    // its XdsClient instances: firstInst .. +len(targets)
+	rng       *sim.Rand // its stream, own
 	ref       network.ClientRef
+	// own is the client's random stream, beside the rest of it: the
+	// world's clients are made once, in an array that never moves.
+	own sim.Rand
 }
 
 // world is a running simulation of one Config. It implements sim.Handler.
@@ -344,9 +347,10 @@ func build(cfg Config) (*world, error) {
 			key := fmt.Sprintf("client/%s/%d", g.Name, i)
 			// Each client draws from its own stream, so adding a client
 			// never moves another's start, latencies or jitter.
-			c := client{group: uint32(gi), index: uint32(i), rng: sim.NewStream(cfg.Seed, key),
-				ref: network.NewClientRef(gi, key)}
-			w.clients = append(w.clients, c)
+			w.clients = append(w.clients, client{group: uint32(gi), index: uint32(i), ref: network.NewClientRef(gi, key)})
+			c := &w.clients[id]
+			c.own.Init(cfg.Seed, key)
+			c.rng = &c.own
 			byGroup[g.Name] = append(byGroup[g.Name], id)
 			at := g.StartAt
 			switch {
