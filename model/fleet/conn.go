@@ -46,6 +46,14 @@ const (
 	// connProcessing: the client is processing the response at the front
 	// of toClient (readResponses); a kindProcessed event ends it.
 	connProcessing
+	// connReadPaused: the XdsClient paused its reads of this server's
+	// stream (xdsclient PauseRead) and has not resumed them: the conn
+	// keeps the XdsClient's ReadPaused so that a response's arrival need
+	// not read the XdsClient's state. It is exact because the fleet's
+	// XdsClients run with AutoDone: a PauseRead then comes only from a
+	// stall and no ResumeRead follows, so no response is read while
+	// effects are being carried out, before a PauseRead is.
+	connReadPaused
 )
 
 // outbound is a request in flight to the server, or, while the stream is
@@ -541,7 +549,7 @@ func (w *world) readResponses(ci uint32) {
 	for {
 		c := &w.conns[ci]
 		inst := &w.insts[c.inst]
-		if c.flags&connProcessing != 0 || c.toClient.len() == 0 || !c.toClient.front().arrived || inst.xds == nil || inst.xds.ReadPaused(int(c.local)) {
+		if c.flags&(connProcessing|connReadPaused) != 0 || c.toClient.len() == 0 || !c.toClient.front().arrived || inst.xds == nil {
 			return
 		}
 		if m := c.toClient.front(); !m.lost && !m.end {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
@@ -200,5 +201,37 @@ func TestAStreamThatFailsWhileAResponseIsProcessedTakesItAlong(t *testing.T) {
 	}
 	if want := `primary request LDS v="" n="" [echo] nack=false`; lines[0] != want || lines[1] != want {
 		t.Errorf("first two requests %q, %q; want the first request twice (the response read during the reset was never applied)", lines[0], lines[1])
+	}
+}
+
+// TestAStalledStreamHoldsTheResponsesAfterIt: grpc-go stops reading an
+// ADS stream for good after a response of a type it does not know
+// (xdsclient Profile.UnknownTypeStallsReads). The conn keeps that pause
+// itself (connReadPaused), so a response behind the one that stalled the
+// stream waits in the conn's queue, and the XdsClient, which panics when
+// handed a response while its reads are paused, never sees it.
+func TestAStalledStreamHoldsTheResponsesAfterIt(t *testing.T) {
+	cfg := processingConfig(0, 0)
+	w, err := build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.kernel.Run(sim.Time(0).Add(time.Second))
+	const ci = 0
+	c := &w.conns[ci]
+	if !c.st.Received() {
+		t.Fatal("the stream had no response in its first second")
+	}
+	unknown := &discoverypb.DiscoveryResponse{VersionInfo: "1", Nonce: "100", TypeUrl: "type.googleapis.com/unknown.Type"}
+	after := &discoverypb.DiscoveryResponse{VersionInfo: "1", Nonce: "101", TypeUrl: xdsclient.ListenerTypeURL}
+	c.toClient.push(inbound{resp: unknown, arrived: true}, &w.inSpares)
+	c.toClient.push(inbound{resp: after, arrived: true}, &w.inSpares)
+	w.readResponses(ci)
+	if c.flags&connReadPaused == 0 || !w.insts[c.inst].xds.ReadPaused(int(c.local)) {
+		t.Fatalf("after an unknown type: conn paused %v, XdsClient paused %v, want both",
+			c.flags&connReadPaused != 0, w.insts[c.inst].xds.ReadPaused(int(c.local)))
+	}
+	if n := c.toClient.len(); n != 1 || c.toClient.front().resp != after {
+		t.Errorf("%d responses held, want the one after the unknown type", n)
 	}
 }

@@ -124,6 +124,9 @@ func (w *world) startInstances(id uint32) {
 		}
 		inst := &w.insts[ii]
 		inst.xds = x
+		for k := range uint32(inst.nconns) {
+			w.conns[inst.firstConn+k].flags &^= connReadPaused // a new XdsClient reads
+		}
 		if inst.watched == nil {
 			inst.watched = inst.own[:0]
 		}
@@ -259,8 +262,9 @@ func (w *world) carryOut(ii uint32, in input, srv int, e *xdsclient.Effect) {
 	case xdsclient.Notify:
 		w.notified(ii, &e.Notification)
 	case xdsclient.PauseRead:
-		// deliverToClient holds responses while ReadPaused.
+		w.conns[ci].flags |= connReadPaused // readResponses holds responses
 	case xdsclient.ResumeRead:
+		w.conns[ci].flags &^= connReadPaused
 		w.readResponses(ci)
 	}
 	w.checkFallback(ii)
