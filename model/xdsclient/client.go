@@ -126,9 +126,19 @@ type Client struct {
 	// handle takes for no-op, when it wraps.
 	gen      uint32
 	autoDone bool
-	filters  FilterSet    // the profile's HTTPFilters, looked up once
-	b        *clientBlock // the allocation the client is part of
+	filters  FilterSet // the profile's HTTPFilters, looked up once
+	// taken says which rooms of the client's block are taken (bit i:
+	// states[i]; roomNames+t: names[t]; roomChannel: ch), here, in the
+	// padding before b.
+	taken uint16
+	b     *clientBlock // the allocation the client is part of
 }
+
+// The bits of Client.taken after the states'.
+const (
+	roomNames   = 4
+	roomChannel = roomNames + numTypes
+)
 
 // clientBlock is a Client allocated together with the state nearly every
 // client of a fleet has: its default authority, two servers, the channel
@@ -148,30 +158,44 @@ type clientBlock struct {
 	entries  [4]cacheEntry
 	ch       channel
 	watch    [4]watchState
-	inflight [2]inflight
-	states   [4]resourceState
-	watched  [4][1]WatcherID // the states' watcher lists
-	chUsed   bool
-	free     uint8 // bit i: states[i] is free
+	inflight [1]inflight
+	// names holds the block's channel's first snapshot of each type's
+	// names, when it has one name; a snapshot is never changed once
+	// made (a Request may hold it), so each is used once.
+	names   [numTypes][1]string
+	states  [4]resourceState
+	watched [4][1]WatcherID // the states' watcher lists
 }
 
 // newChannel returns room for a channel: the block's, the first time.
 func (b *clientBlock) newChannel() *channel {
-	if b.chUsed {
+	if b.c.taken&(1<<roomChannel) != 0 {
 		return new(channel)
 	}
-	b.chUsed = true
+	b.c.taken |= 1 << roomChannel
 	return &b.ch
+}
+
+// firstNames returns the snapshot of ch's names of type t that names
+// alone, when ch is the block's channel and t's snapshot is still free;
+// nil otherwise.
+func (b *clientBlock) firstNames(ch *channel, t ResourceType, name string) []string {
+	if ch != &b.ch || b.c.taken&(1<<(roomNames+t)) != 0 {
+		return nil
+	}
+	b.c.taken |= 1 << (roomNames + t)
+	b.names[t][0] = name
+	return b.names[t][:1:1]
 }
 
 // newState returns room for a cache entry's state: one of the block's
 // while it has one free.
 func (b *clientBlock) newState() *resourceState {
-	if b.free == 0 {
+	i := bits.TrailingZeros8(^uint8(b.c.taken))
+	if i >= len(b.states) {
 		return new(resourceState)
 	}
-	i := bits.TrailingZeros8(b.free)
-	b.free &^= 1 << i
+	b.c.taken |= 1 << i
 	st := &b.states[i]
 	st.watchers = b.watched[i][:0]
 	return st
@@ -182,7 +206,7 @@ func (b *clientBlock) freeState(st *resourceState) {
 	for i := range b.states {
 		if st == &b.states[i] {
 			*st = resourceState{}
-			b.free |= 1 << i
+			b.c.taken &^= 1 << i
 			return
 		}
 	}
@@ -214,7 +238,7 @@ func New(cfg Config) (*Client, error) {
 	if fx == nil {
 		fx = new(Effects)
 	}
-	b := &clientBlock{free: 1<<len(clientBlock{}.states) - 1}
+	b := new(clientBlock)
 	c := &b.c
 	*c = Client{target: cfg.Target, node: cfg.Bootstrap.Node, prof: prof, rand: cfg.Rand, autoDone: cfg.AutoDone, fx: fx,
 		sink: cfg.Metrics, filters: prof.FilterSet(), b: b}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	adminpb "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
 	clusterpb "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -576,5 +577,50 @@ func TestAnEntryInTheRoomOfARemovedOneStartsAfresh(t *testing.T) {
 	}
 	if got := c.Resources(); len(got) != 0 {
 		t.Errorf("after unwatching every name: %+v", got)
+	}
+}
+
+// TestARequestsNamesStayAsSent: the names a Request carries are a
+// snapshot the client never changes, the first one (which lies in the
+// client's own allocation) included: subscribing and unsubscribing names
+// afterwards leaves every request already sent as it was.
+func TestARequestsNamesStayAsSent(t *testing.T) {
+	c := streamingClient(t, watched{LDS, "L1"})
+	var sent [][]string
+	var want [][]string
+	record := func(effs []Effect) {
+		for _, e := range effs {
+			if e.Kind == Send && e.Request.Type == EDS {
+				sent = append(sent, e.Request.Names)
+				want = append(want, slices.Clone(e.Request.Names))
+				c.SendDone(time.Second, e.Server)
+			}
+		}
+	}
+	record(c.Watch(time.Second, EDS, "E1", 1))
+	record(c.Watch(time.Second, EDS, "E2", 2))
+	record(c.Unwatch(time.Second, EDS, "E1", 1))
+	record(c.Unwatch(time.Second, EDS, "E2", 2))
+	record(c.Watch(time.Second, EDS, "E3", 3))
+	if len(sent) != 5 {
+		t.Fatalf("%d EDS requests sent, want 5: %v", len(sent), sent)
+	}
+	for i := range sent {
+		if !slices.Equal(sent[i], want[i]) {
+			t.Errorf("request %d names %v, sent as %v", i, sent[i], want[i])
+		}
+	}
+	if !slices.Equal(want[0], []string{"E1"}) || !slices.Equal(want[4], []string{"E3"}) {
+		t.Errorf("requests sent %v", want)
+	}
+}
+
+// TestAClientBlockFitsItsSizeClass: a fleet holds a million clients'
+// blocks; one byte more than 1 272 (the 1 280-byte size class less the
+// allocation header of an object with pointers) would put each in the
+// next class, 128 bytes more a client.
+func TestAClientBlockFitsItsSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(clientBlock{}); n > 1272 {
+		t.Errorf("clientBlock is %d bytes, more than the 1 272 its size class holds", n)
 	}
 }
