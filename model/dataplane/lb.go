@@ -116,6 +116,16 @@ type Channel struct {
 	// leastRequest: a cluster of cfg uses least_request, the one policy
 	// that reads the attempts in flight (Started, Finished).
 	leastRequest bool
+	// own is room for the state of a config's first cluster, its first
+	// locality's cursor and its first priority, in the channel: a
+	// config's update reads them, and a fleet's channels, in an array
+	// that never moves, are thousands (they point into it, so a Channel
+	// in use must not be copied). More grow on the heap.
+	own struct {
+		cls   [1]clusterLB
+		next  [1]int
+		prios [1]priority
+	}
 }
 
 // clusterLB is a channel's load-balancing state for one cluster: the
@@ -204,12 +214,18 @@ func (ch *Channel) SetConfigWith(cfg *Config, now sim.Time, r *sim.Rand, s *Scra
 		lr = lr || cfg.Clusters[ci].LB == LeastRequest
 	}
 	n := len(cfg.Clusters)
+	if ch.cls == nil {
+		ch.cls = ch.own.cls[:0]
+	}
 	if cap(ch.cls) < n {
 		ch.cls = append(ch.cls[:cap(ch.cls)], make([]clusterLB, n-cap(ch.cls))...)
 	}
 	ch.cls = ch.cls[:n]
 	for ci := range s.cls {
 		src, dst := &s.cls[ci], &ch.cls[ci]
+		if dst == &ch.own.cls[0] && dst.next == nil {
+			dst.next, dst.prios = ch.own.next[:0], ch.own.prios[:0]
+		}
 		dst.subs = append(dst.subs[:0], src.subs...)
 		dst.next = append(dst.next[:0], src.next...)
 		dst.prios = append(dst.prios[:0], src.prios...)

@@ -133,3 +133,71 @@ func TestAConfigUpdateAllocatesNothingOnceGrown(t *testing.T) {
 		}
 	}
 }
+
+// TestEachClusterKeepsItsOwnStateWhereverItLies: a channel keeps its
+// first cluster's state, first cursor and first priority in itself and
+// the rest on the heap; as configs add, drop and reorder clusters, each
+// cluster's state is its own: a cluster present throughout keeps the
+// time its priority started, and no two clusters share storage.
+func TestEachClusterKeepsItsOwnStateWhereverItLies(t *testing.T) {
+	named := func(name string, localities int) Cluster {
+		c := clusterOf([]uint32{1, 2, 3, 4})
+		c.Name = name
+		if localities == 2 {
+			c.Localities = []Locality{{Weight: 1, N: 2}, {Weight: 1, N: 2}}
+			c.Endpoints[2].Locality, c.Endpoints[3].Locality = 1, 1
+		}
+		return c
+	}
+	steps := [][]Cluster{
+		{named("c", 1)},
+		{named("d", 1), named("c", 1)},
+		{named("c", 2)},
+		{named("c", 1), named("d", 2), named("e", 1)},
+		{named("c", 1)},
+		nil,
+		{named("d", 1)},
+		{named("c", 2), named("d", 1)},
+	}
+	var ch Channel
+	started := map[string]sim.Time{}
+	for i, cls := range steps {
+		now := sim.Time(i + 1)
+		var cfg *Config
+		if cls != nil {
+			cfg = &Config{Clusters: cls}
+		}
+		ch.SetConfig(cfg, now, sim.NewStream(1, "c"))
+		present := map[string]bool{}
+		seen := map[*int]string{}
+		seenPrio := map[*priority]string{}
+		for k, c := range cls {
+			present[c.Name] = true
+			st := &ch.cls[k]
+			if len(st.next) != len(c.Localities) || len(st.prios) != c.Priorities || len(st.subs) != len(c.Endpoints) {
+				t.Fatalf("step %d, %s: %d cursors, %d priorities, %d subchannels, want %d, %d, %d", i, c.Name,
+					len(st.next), len(st.prios), len(st.subs), len(c.Localities), c.Priorities, len(c.Endpoints))
+			}
+			if o, dup := seen[&st.next[0]]; dup {
+				t.Errorf("step %d: %s and %s share their cursors", i, o, c.Name)
+			}
+			if o, dup := seenPrio[&st.prios[0]]; dup {
+				t.Errorf("step %d: %s and %s share their priorities", i, o, c.Name)
+			}
+			seen[&st.next[0]], seenPrio[&st.prios[0]] = c.Name, c.Name
+			want, ok := started[c.Name]
+			if !ok {
+				want = now
+				started[c.Name] = now
+			}
+			if got := st.prios[0].started; got != want {
+				t.Errorf("step %d, %s: its priority started at %v, want %v", i, c.Name, got, want)
+			}
+		}
+		for name := range started {
+			if !present[name] {
+				delete(started, name) // a cluster dropped starts afresh when it comes back
+			}
+		}
+	}
+}
