@@ -17,6 +17,13 @@ import (
 type subscription struct {
 	subscribed map[string]struct{} // shared: never modified
 	returned   map[string]string   // shared: never modified
+	// names is the first of the names set was last given, when they were
+	// distinct and none the wildcard, so that subscribed holds exactly
+	// them: a request carrying the same slice again, which no caller
+	// writes to (Request.Names), subscribes the same set. A client's ACK
+	// resends its subscription from the same snapshot, so set need not
+	// read the names again.
+	names *string
 }
 
 // ReturnedResources implements cache/v3 Subscription.
@@ -46,8 +53,14 @@ const explicitWildcard = "*"
 // subscribing to them again brings them again even at an unchanged
 // version.
 func (s *subscription) set(names []string, in *interner) (wildcard bool) {
-	wildcard = slices.Contains(names, explicitWildcard)
-	s.subscribed = in.names(names)
+	if len(names) == 0 || &names[0] != s.names || len(names) != len(s.subscribed) || in.forgot {
+		wildcard = slices.Contains(names, explicitWildcard)
+		s.subscribed = in.names(names)
+		s.names = nil
+		if !wildcard && len(names) > 0 && len(s.subscribed) == len(names) {
+			s.names = &names[0]
+		}
+	}
 	if s.returned == nil {
 		// The cache clones it and adds to the clone: never nil.
 		s.returned = in.versions(map[string]string{})
@@ -88,6 +101,10 @@ type interner struct {
 	versionM map[string]map[string]string
 	scratch  []string
 	key      []byte // the key being looked up; a string only once stored
+	// forgot is set once the name sets were forgotten: a subscription
+	// set before then may hold a set no longer shared, so set looks
+	// every request's names up again.
+	forgot bool
 }
 
 const maxInterned = 4096
@@ -114,6 +131,7 @@ func (in *interner) names(names []string) map[string]struct{} {
 		}
 	}
 	if in.nameSets == nil || len(in.nameSets) >= maxInterned {
+		in.forgot = in.forgot || in.nameSets != nil
 		in.nameSets = map[string]map[string]struct{}{}
 	}
 	in.nameSets[string(in.key)] = m

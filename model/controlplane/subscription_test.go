@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 
@@ -16,6 +17,8 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 	type step struct {
 		names    []string          // a request's resource_names, when set
 		returned map[string]string // a response's returned versions, when set
+		resend   bool              // a request with the last request's names, the same slice
+		first    int               // when > 0, a request with the first names of that slice
 	}
 	for _, tt := range []struct {
 		name  string
@@ -33,13 +36,33 @@ func TestSubscriptionIsGoControlPlanes(t *testing.T) {
 		}},
 		{"empty list is not a wildcard", []step{{names: nil}, {returned: map[string]string{}}, {names: []string{"a"}}}},
 		{"duplicate names", []step{{names: []string{"a", "a", "b"}}}},
+		{"ACKs from the same snapshot", []step{
+			{names: []string{"a", "b"}}, {returned: map[string]string{"a": "1", "b": "1"}}, {resend: true},
+			{returned: map[string]string{"a": "2", "b": "2"}}, {resend: true}, {names: []string{"a"}}, {resend: true},
+		}},
+		{"duplicate names resent", []step{{names: []string{"a", "a", "b"}}, {returned: map[string]string{"a": "1"}}, {resend: true}}},
+		{"wildcard resent", []step{{names: []string{"*", "a"}}, {returned: map[string]string{"a": "1", "c": "1"}}, {resend: true}}},
+		{"empty list resent", []step{{names: []string{}}, {resend: true}, {names: []string{"a"}}, {resend: true}}},
+		{"fewer names of the same slice", []step{
+			{names: []string{"a", "b"}}, {returned: map[string]string{"a": "1", "b": "1"}}, {resend: true, first: 1},
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var in interner
 			var mine cacheSub
 			var theirs streamv3.Subscription
 			started := false
+			var last []string
 			for i, st := range tt.steps {
+				if st.resend {
+					st.names = last
+					if st.first > 0 {
+						st.names = last[:st.first]
+					}
+				}
+				if st.returned == nil {
+					last = st.names
+				}
 				if st.returned != nil {
 					mine.setReturned(maps.Clone(st.returned), &in)
 					theirs.SetReturnedResources(maps.Clone(st.returned))
@@ -125,5 +148,29 @@ func TestVersionTableNamesWhatIsHeldAndForgetsTheRest(t *testing.T) {
 				t.Errorf("with every id released the table still holds %v", vt.ids)
 			}
 		})
+	}
+}
+
+// TestASnapshotResentAfterTheInternerForgotGetsTheSharedSet: once the
+// interner forgets its name sets, a stream that resends the names it
+// sent before gets the set a newcomer with those names gets, as it did
+// before the interner forgot: streams that agree still share their set
+// (and so their watch group).
+func TestASnapshotResentAfterTheInternerForgotGetsTheSharedSet(t *testing.T) {
+	var in interner
+	var old, newcomer subscription
+	names := []string{"x"}
+	old.set(names, &in)
+	for i := range maxInterned {
+		var other subscription
+		other.set([]string{fmt.Sprint("n", i)}, &in)
+	}
+	if !in.forgot {
+		t.Fatal("the interner did not forget after maxInterned sets")
+	}
+	newcomer.set([]string{"x"}, &in)
+	old.set(names, &in)
+	if mapID(old.subscribed) != mapID(newcomer.subscribed) {
+		t.Error("a snapshot resent after the interner forgot has a set of its own, not the newcomer's")
 	}
 }
