@@ -39,6 +39,9 @@ type instance struct {
 	complete  bool // every resource of the target's config is cached
 	replay    bool
 	firstConn uint32 // its conns: firstConn .. +len(group.Servers)
+	// xds is in the first line too: a response's arrival reads it
+	// (readResponses) with client, and nothing else of the instance.
+	xds *xdsclient.Client
 	// The data plane: the channel's config, connections and sessions,
 	// its retry throttle and its open failure window.
 	ch       dataplane.Channel
@@ -50,7 +53,6 @@ type instance struct {
 	win        dataplane.Tracker
 	waiting    []uint32 // RPCs waiting for a first config
 
-	xds     *xdsclient.Client
 	watched []watch
 	timers  []uint32 // its armed timer slots
 	// own is room for the watches an instance usually has (its target's
