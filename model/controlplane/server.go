@@ -118,6 +118,7 @@ type Server struct {
 	staged  [NumTypes]map[string]proto.Message // nil message: delete
 	touched [NumTypes][]string                 // names whose TP3 error may have changed
 	pending []pending
+	sorted  []pending // sortPending's scratch
 	// shared holds the resources of each cache response a member of a
 	// watch was answered with in this emit, for the watch's other members.
 	shared map[cachev3.Response][]*anypb.Any
@@ -639,9 +640,7 @@ func (s *Server) emit() []Response {
 	if len(s.pending) == 0 {
 		return nil
 	}
-	slices.SortFunc(s.pending, func(a, b pending) int {
-		return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.t, b.t))
-	})
+	s.sorted = sortPending(s.pending, s.sorted)
 	out := make([]Response, 0, len(s.pending))
 	for i := range s.pending {
 		p := s.pending[i]
@@ -654,6 +653,59 @@ func (s *Server) emit() []Response {
 	s.pending = s.pending[:0]
 	clear(s.shared)
 	return out
+}
+
+// comparePending orders pending responses by stream, then type.
+func comparePending(a, b pending) int {
+	return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.t, b.t))
+}
+
+// sortPending sorts p as comparePending does, with buf as scratch, which
+// it returns, grown as need be and cleared. No two of p have the same
+// stream and type (enqueue), so any sort gives the one order. A change
+// that reaches ten thousand streams queues as many responses: past a few
+// dozen, p is sorted by a least-significant-digit radix sort over the
+// type's byte and then the stream's eight, a digit that every response
+// shares being skipped (a fleet's stream ids differ in three or four), in
+// a few passes over p rather than the n log n comparisons and moves of a
+// comparison sort (3.5 % of fleet-10k's time).
+func sortPending(p, buf []pending) []pending {
+	if len(p) < 64 {
+		slices.SortFunc(p, comparePending)
+		return buf
+	}
+	digit := func(q *pending, d int) byte {
+		if d == 0 {
+			return byte(q.t)
+		}
+		return byte(q.id >> (8 * (d - 1)))
+	}
+	buf = slices.Grow(buf[:0], len(p))[:len(p)]
+	src, dst := p, buf
+	for d := range 9 {
+		var at [256]int
+		for i := range src {
+			at[digit(&src[i], d)]++
+		}
+		if at[digit(&src[0], d)] == len(src) {
+			continue // every response has this digit
+		}
+		pos := 0
+		for k, n := range at {
+			at[k], pos = pos, pos+n
+		}
+		for i := range src {
+			k := digit(&src[i], d)
+			dst[at[k]] = src[i]
+			at[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		copy(p, src)
+	}
+	clear(buf) // it would keep the streams' states and responses alive
+	return buf[:0]
 }
 
 type namedResource struct {
