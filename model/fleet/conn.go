@@ -5,6 +5,7 @@ import (
 
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 
+	"github.com/xdssim/xdssim/internal/prefetch"
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
@@ -590,6 +591,9 @@ func (w *world) responseProcessed(ev sim.Event) {
 // receive hands a response the client has read to its XdsClient.
 func (w *world) receive(ci uint32, m *discoverypb.DiscoveryResponse) {
 	c := &w.conns[ci]
+	// Handling the response reads most lines of the instance: they are
+	// fetched together (package prefetch).
+	w.warm += prefetch.Of(&w.insts[c.inst]) + prefetch.Of(m)
 	resp := w.decoded.response(m)
 	if w.tracingConn(ci) {
 		w.traceReceive(ci, resp)

@@ -108,6 +108,7 @@ type world struct {
 	outSpares spares[outbound]
 	inSpares  spares[inbound]
 	fx        fleetCounters
+	warm      uint64 // what was read ahead of use (package prefetch)
 
 	backends dataplane.Backends
 	// eventBackends are the backends of each backend event, as runs of

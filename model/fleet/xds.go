@@ -8,6 +8,7 @@ import (
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/xdssim/xdssim/internal/prefetch"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/model/xdsclient"
@@ -534,6 +535,7 @@ func (w *world) xdsTimerFired(ev sim.Event) {
 		return
 	}
 	ii, id := slot.inst, slot.id
+	w.warm += prefetch.Of(&w.insts[ii]) // see receive
 	w.cancelTimer(ii, id)
 	inst := &w.insts[ii]
 	if inst.xds == nil {

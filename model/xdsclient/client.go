@@ -53,6 +53,8 @@ import (
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoverypb "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+
+	"github.com/xdssim/xdssim/internal/prefetch"
 )
 
 // Rand is the jitter source; math/rand/v2's *rand.Rand satisfies it.
@@ -94,7 +96,10 @@ type Config struct {
 
 // Effects is scratch space for the effects of inputs, which Clients can
 // share (Config.Effects). The zero Effects is ready to use.
-type Effects struct{ buf []Effect }
+type Effects struct {
+	buf  []Effect
+	warm uint64 // what begin read ahead of the input
+}
 
 // Client is one XdsClient instance. It is not safe for concurrent use.
 type Client struct {
@@ -311,6 +316,9 @@ func (c *Client) Profile() Profile { return *c.prof }
 func (c *Client) Target() string { return c.target }
 
 func (c *Client) begin(now time.Duration) {
+	// The input reads a dozen lines of the block: they are fetched
+	// together (package prefetch), kept so that the reads are made.
+	c.fx.warm += prefetch.Of(c.b)
 	// Invariant: an event never runs in the past.
 	if now < c.now {
 		panic(fmt.Sprintf("xdsclient: input at %v is before the previous input at %v", now, c.now))
