@@ -23,6 +23,17 @@ func Of[T any](p *T) uint64 {
 	return lines(unsafe.Pointer(p), unsafe.Sizeof(*p))
 }
 
+// Slice reads one word of each cache line of s's elements, up to max
+// lines from its start, and returns their sum, as Of does.
+func Slice[T any](s []T, max int) uint64 {
+	n := uintptr(len(s)) * unsafe.Sizeof(*new(T))
+	if n < 8 {
+		return 0
+	}
+	n = min(n, uintptr(max)*LineSize)
+	return lines(unsafe.Pointer(unsafe.SliceData(s)), n)
+}
+
 // lines reads a word of each line of the n bytes at p, and the last word.
 func lines(p unsafe.Pointer, n uintptr) uint64 {
 	var x uint64

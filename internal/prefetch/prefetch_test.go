@@ -51,3 +51,34 @@ func of(b []uint64) uint64 {
 	}
 	panic("no such size")
 }
+
+// TestSliceReadsItsFirstLinesAndNothingPastItsLength: Slice reads a word
+// of each line of a slice's elements, at most max lines from its start,
+// and the last word read; none past its length (the capacity beyond it is
+// marked), and nothing of a slice smaller than a word.
+func TestSliceReadsItsFirstLinesAndNothingPastItsLength(t *testing.T) {
+	for _, tt := range []struct{ words, max int }{{1, 4}, {7, 4}, {9, 4}, {40, 4}, {40, 1}, {0, 4}} {
+		t.Run(fmt.Sprint(tt.words, " words, ", tt.max, " lines"), func(t *testing.T) {
+			buf := make([]uint64, tt.words+1)
+			for i := range buf {
+				buf[i] = 1 << (i % 63)
+			}
+			buf[tt.words] = 1 << 63 // past the length: never read
+			s := buf[:tt.words]
+			n := min(tt.words, tt.max*LineSize/8)
+			var want uint64
+			for i := 0; i < n; i += LineSize / 8 {
+				want += s[i]
+			}
+			if n > 0 {
+				want += s[n-1]
+			}
+			if got := Slice(s, tt.max); got != want {
+				t.Errorf("read %#x, want %#x", got, want)
+			}
+		})
+	}
+	if got := Slice([]uint16{1, 2, 3}, 4); got != 0 {
+		t.Errorf("a 6-byte slice: read %#x, want nothing", got)
+	}
+}

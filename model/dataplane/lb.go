@@ -8,6 +8,7 @@ import (
 
 	corepb "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
+	"github.com/xdssim/xdssim/internal/prefetch"
 	"github.com/xdssim/xdssim/model/network"
 	"github.com/xdssim/xdssim/sim"
 )
@@ -163,6 +164,18 @@ type SessionState struct {
 	host    uint32 // backend+1; 0: no cookie yet
 	rpcs    uint32
 	started sim.Time
+}
+
+// Warm fetches what an RPC's pick reads of the channel apart from the
+// channel itself, its sessions and the first lines of its clusters'
+// subchannels, all at once (package prefetch), and returns the sum of
+// what it read, which the caller keeps so that the reads are made.
+func (ch *Channel) Warm() uint64 {
+	x := prefetch.Slice(ch.sessions, 2)
+	for i := range ch.cls {
+		x += prefetch.Slice(ch.cls[i].subs, 4)
+	}
+	return x
 }
 
 // Config returns the channel's config; nil before it has one.

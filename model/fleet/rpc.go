@@ -14,6 +14,7 @@ import (
 	routepb "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/grpc/codes"
 
+	"github.com/xdssim/xdssim/internal/prefetch"
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
@@ -318,6 +319,7 @@ func (w *world) stopRPCs(ii uint32) {
 func (w *world) rpcArrival(ev sim.Event) {
 	ii := ev.Entity
 	inst := &w.insts[ii]
+	w.warm += prefetch.Of(inst) + inst.ch.Warm() // see receive
 	if ev.Arg != inst.arrivalArg() || inst.xds == nil {
 		return
 	}
