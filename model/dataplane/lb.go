@@ -193,6 +193,42 @@ func (ch *Channel) SetConfig(cfg *Config, now sim.Time, r *sim.Rand) {
 	ch.SetConfigWith(cfg, now, r, nil)
 }
 
+// SetConfigUnpicked is SetConfig for a channel that never picks, that of
+// a client that sends no RPCs: it keeps cfg but no load-balancing state,
+// a million clients' subchannels that nothing would read, and draws from
+// r what SetConfig draws (each round_robin locality's starting cursor,
+// for the localities the old config's cluster of the same name did not
+// have: see rebuild), so that the client's stream is the same either
+// way. A channel must stay unpicked once it is: Pick, Steady and the
+// rest would find no state.
+func (ch *Channel) SetConfigUnpicked(cfg *Config, r *sim.Rand) {
+	if cfg == ch.cfg {
+		return
+	}
+	lr := false
+	if cfg != nil {
+		for ci := range cfg.Clusters {
+			c := &cfg.Clusters[ci]
+			lr = lr || c.LB == LeastRequest
+			if c.LB != RoundRobin || r == nil {
+				continue
+			}
+			drawn := 0
+			if ch.cfg != nil {
+				if k := ch.cfg.ClusterIndex(c.Name); k >= 0 {
+					drawn = min(len(ch.cfg.Clusters[k].Localities), len(c.Localities))
+				}
+			}
+			for l := drawn; l < len(c.Localities); l++ {
+				if n := c.Localities[l].N; n > 1 {
+					r.IntN(n)
+				}
+			}
+		}
+	}
+	ch.cfg, ch.cls, ch.leastRequest = cfg, nil, lr
+}
+
 // A Scratch holds the buffers SetConfigWith builds a channel's new state
 // in before it copies it into the channel's own, so that a config update
 // allocates nothing once the buffers and the channel's slices have grown

@@ -201,3 +201,49 @@ func TestEachClusterKeepsItsOwnStateWhereverItLies(t *testing.T) {
 		}
 	}
 }
+
+// TestAnUnpickedChannelDrawsWhatAPickedOneDraws: a channel that never
+// picks keeps no load-balancing state but draws from the client's stream
+// what a channel that keeps it draws, config after config (clusters added,
+// dropped and renamed, localities added and removed, other policies, no
+// config), so that a client's stream is the same whether or not it sends
+// RPCs' worth of state.
+func TestAnUnpickedChannelDrawsWhatAPickedOneDraws(t *testing.T) {
+	cluster := func(name string, lb LBPolicy, perLocality ...int) Cluster {
+		c := Cluster{Name: name, LB: lb, OverrideHostStatus: DefaultOverrideHostStatus, Priorities: 1}
+		for l, n := range perLocality {
+			c.Localities = append(c.Localities, Locality{Weight: 1, N: n})
+			for range n {
+				c.Endpoints = append(c.Endpoints, Endpoint{Address: fmt.Sprintf("10.%d.0.%d:80", l, len(c.Endpoints)),
+					Health: corepb.HealthStatus_HEALTHY, Backend: uint32(len(c.Endpoints)), Locality: l})
+			}
+		}
+		return c
+	}
+	steps := [][]Cluster{
+		{cluster("a", RoundRobin, 3)},
+		{cluster("a", RoundRobin, 3, 5)},
+		{cluster("a", RoundRobin, 2), cluster("b", RoundRobin, 4, 1, 6)},
+		nil,
+		{cluster("b", RoundRobin, 4, 2)},
+		{cluster("b", PickFirst, 4, 2), cluster("c", LeastRequest, 3)},
+		{cluster("c", RoundRobin, 3, 3, 3), cluster("b", RoundRobin, 7)},
+	}
+	var picked, unpicked Channel
+	rp, ru := sim.NewStream(9, "client"), sim.NewStream(9, "client")
+	for i, cls := range steps {
+		var cfg *Config
+		if cls != nil {
+			cfg = &Config{Clusters: cls}
+		}
+		picked.SetConfig(cfg, sim.Time(i+1), rp)
+		unpicked.SetConfigUnpicked(cfg, ru)
+		if unpicked.Config() != cfg || unpicked.leastRequest != picked.leastRequest || unpicked.cls != nil {
+			t.Errorf("step %d: config %p, least_request %v, state %v; want %p, %v, none", i,
+				unpicked.Config(), unpicked.leastRequest, unpicked.cls, cfg, picked.leastRequest)
+		}
+		if p, u := rp.Uint64(), ru.Uint64(); p != u {
+			t.Fatalf("step %d: the streams part: %#x after a picked channel's draws, %#x after an unpicked one's", i, p, u)
+		}
+	}
+}

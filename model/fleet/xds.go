@@ -420,7 +420,14 @@ func (w *world) rederive(ii uint32) {
 			break // switched without ending the bulk run first (steady.go)
 		}
 		w.leaveSteady(ii)
-		inst.ch.SetConfigWith(cfg, w.kernel.Now(), w.clients[inst.client].rng, &w.lbScratch)
+		c := &w.clients[inst.client]
+		if w.cfg.Groups[c.group].RPC.Rate <= 0 {
+			// Its client sends no RPCs: nothing reads the channel's
+			// load-balancing state (startRPCs).
+			inst.ch.SetConfigUnpicked(cfg, c.rng)
+		} else {
+			inst.ch.SetConfigWith(cfg, w.kernel.Now(), c.rng, &w.lbScratch)
+		}
 		w.configChanged(ii)
 	case w.resolverFailed(ii):
 		// An error took the listener or route away (gRFC A88
