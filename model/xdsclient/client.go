@@ -147,14 +147,16 @@ const (
 
 // clientBlock is a Client allocated together with the state nearly every
 // client of a fleet has: its default authority, two servers, the channel
-// to the first it uses and four cache entries. A response reads a dozen
-// pieces of this state, which a fleet of thousands of clients no longer
-// holds in the processor's caches: in one allocation they lie in one or
-// two pages, next to each other, rather than in a dozen places of the
-// heap, and the response is read about a tenth faster
-// (docs/performance.md, "An XdsClient in one allocation"). A client that
-// needs more (more authorities, servers, channels or entries) allocates
-// the rest as before.
+// to the first it uses, four cache entries with their states and watcher
+// lists, the requests in flight and each type's first names snapshot. A
+// response reads a dozen pieces of this state, which a fleet of thousands
+// of clients no longer holds in the processor's caches: in one allocation
+// they lie in a few pages, next to each other, rather than in a dozen
+// places of the heap, and begin fetches them at once (package prefetch)
+// (docs/performance.md, "What changed": "A response's state laid out by
+// what it reads"). A client that needs more (more authorities, servers,
+// channels or entries) allocates the rest as before. The block must stay
+// within its size class (TestAClientBlockFitsItsSizeClass).
 type clientBlock struct {
 	c        Client
 	auths    [1]authority
