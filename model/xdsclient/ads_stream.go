@@ -36,15 +36,7 @@ func (ch *channel) subscribeLater(c *Client, t ResourceType, name string) {
 		return
 	}
 	at := ch.watchStart(t) + i
-	var first []string
-	if len(ts.names) == 0 {
-		first = c.b.firstNames(ch, t, name)
-	}
-	if first != nil {
-		ts.names = first
-	} else {
-		ts.names = insertSorted(ts.names, name)
-	}
+	ts.names = c.b.namesWith(ch, t, ts.names, name)
 	ch.watch = slices.Insert(ch.watch, at, watchState{})
 }
 

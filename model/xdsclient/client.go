@@ -174,21 +174,25 @@ type clientBlock struct {
 	watched [4][1]WatcherID // the states' watcher lists
 }
 
-// newChannel returns room for a channel: the block's, the first time.
-func (b *clientBlock) newChannel() *channel {
+// newChannel returns a new channel to server idx: the block's, with the
+// block's rooms for its timer states and requests in flight, the first
+// time.
+func (b *clientBlock) newChannel(idx int, feat ServerFeatures) *channel {
 	if b.c.taken&(1<<roomChannel) != 0 {
-		return new(channel)
+		return &channel{idx: idx, feat: feat}
 	}
 	b.c.taken |= 1 << roomChannel
+	b.ch = channel{idx: idx, feat: feat, watch: b.watch[:0], inflight: b.inflight[:0]}
 	return &b.ch
 }
 
-// firstNames returns the snapshot of ch's names of type t that names
-// alone, when ch is the block's channel and t's snapshot is still free;
-// nil otherwise.
-func (b *clientBlock) firstNames(ch *channel, t ResourceType, name string) []string {
-	if ch != &b.ch || b.c.taken&(1<<(roomNames+t)) != 0 {
-		return nil
+// namesWith returns ch's new snapshot of type t's names: names with name
+// added (insertSorted). The first one-name snapshot of each type of the
+// block's channel is the block's room for it, which is used once, since
+// a Request may hold a snapshot.
+func (b *clientBlock) namesWith(ch *channel, t ResourceType, names []string, name string) []string {
+	if len(names) > 0 || ch != &b.ch || b.c.taken&(1<<(roomNames+t)) != 0 {
+		return insertSorted(names, name)
 	}
 	b.c.taken |= 1 << (roomNames + t)
 	b.names[t][0] = name
@@ -292,11 +296,7 @@ func (c *Client) serverIndex(s ServerConfig) int {
 func (c *Client) channel(i int) *channel {
 	srv := &c.servers[i]
 	if srv.ch == nil {
-		srv.ch = c.b.newChannel()
-		*srv.ch = channel{idx: i, feat: srv.cfg.Features}
-		if srv.ch == &c.b.ch {
-			srv.ch.watch, srv.ch.inflight = c.b.watch[:0], c.b.inflight[:0]
-		}
+		srv.ch = c.b.newChannel(i, srv.cfg.Features)
 	}
 	return srv.ch
 }
