@@ -210,20 +210,15 @@ func (ch *Channel) SetConfigUnpicked(cfg *Config, r *sim.Rand) {
 		for ci := range cfg.Clusters {
 			c := &cfg.Clusters[ci]
 			lr = lr || c.LB == LeastRequest
-			if c.LB != RoundRobin || r == nil {
-				continue
-			}
+			// The old state's cursors, one per locality of the old
+			// cluster of this name, are those it would keep.
 			drawn := 0
 			if ch.cfg != nil {
 				if k := ch.cfg.ClusterIndex(c.Name); k >= 0 {
 					drawn = min(len(ch.cfg.Clusters[k].Localities), len(c.Localities))
 				}
 			}
-			for l := drawn; l < len(c.Localities); l++ {
-				if n := c.Localities[l].N; n > 1 {
-					r.IntN(n)
-				}
-			}
+			drawCursors(c, drawn, r, nil)
 		}
 	}
 	ch.cfg, ch.cls, ch.leastRequest = cfg, nil, lr
@@ -322,13 +317,7 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand, s *Scratch) cl
 			}
 		}
 	}
-	if c.LB == RoundRobin && r != nil {
-		for l := drawn; l < len(st.next); l++ {
-			if n := c.Localities[l].N; n > 1 {
-				st.next[l] = r.IntN(n)
-			}
-		}
-	}
+	drawCursors(c, drawn, r, st.next)
 	if len(st.prios) > 0 && !st.prios[0].on {
 		st.prios[0] = priority{on: true, started: now}
 	}
@@ -381,6 +370,23 @@ func (ch *Channel) rebuild(c *Cluster, now sim.Time, r *sim.Rand, s *Scratch) cl
 		}
 	}
 	return st
+}
+
+// drawCursors draws round_robin's starting cursor of each locality of c
+// from the first one an old state does not give (see rebuild), into next
+// when it is not nil (SetConfigUnpicked makes the draws alone).
+func drawCursors(c *Cluster, from int, r *sim.Rand, next []int) {
+	if c.LB != RoundRobin || r == nil {
+		return
+	}
+	for l := from; l < len(c.Localities); l++ {
+		if n := c.Localities[l].N; n > 1 {
+			x := r.IntN(n)
+			if next != nil {
+				next[l] = x
+			}
+		}
+	}
 }
 
 // grow appends n zero elements to *buf and returns them.
