@@ -80,16 +80,14 @@ func (q *queue) push(ev Event) {
 		q.file(at, ev)
 		return
 	}
-	q.early = append(q.early, ev)
-	up(q.early, len(q.early)-1)
+	q.early = pushHeap(q.early, ev)
 }
 
 // pushReserved adds ev, whose Seq may be lower than that of events
 // already pushed.
 func (q *queue) pushReserved(ev Event) {
 	q.n++
-	q.reserved = append(q.reserved, ev)
-	up(q.reserved, len(q.reserved)-1)
+	q.reserved = pushHeap(q.reserved, ev)
 }
 
 // file puts ev, whose At is at >= q.cur, in its slot.
@@ -187,17 +185,11 @@ func (q *queue) pop() {
 	q.n--
 	if q.fromReserved {
 		q.fromReserved = false
-		n := len(q.reserved) - 1
-		q.reserved[0] = q.reserved[n]
-		q.reserved = q.reserved[:n]
-		down(q.reserved, 0)
+		q.reserved = popHeap(q.reserved)
 		return
 	}
 	if len(q.early) > 0 {
-		n := len(q.early) - 1
-		q.early[0] = q.early[n]
-		q.early = q.early[:n]
-		down(q.early, 0)
+		q.early = popHeap(q.early)
 		return
 	}
 	q.head++
@@ -281,6 +273,22 @@ func set(dst, src *Event) {
 	dst.Entity = src.Entity
 	dst.Kind = src.Kind
 	dst.Arg = src.Arg
+}
+
+// pushHeap adds ev to the binary heap h.
+func pushHeap(h []Event, ev Event) []Event {
+	h = append(h, ev)
+	up(h, len(h)-1)
+	return h
+}
+
+// popHeap removes the first event of the binary heap h, not empty.
+func popHeap(h []Event) []Event {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	down(h, 0)
+	return h
 }
 
 // up and down restore the heap order of a after a[i] moved.
