@@ -252,7 +252,7 @@ func (w *world) backendEvent(ev sim.Event) {
 func (w *world) startRPCs(ii uint32) {
 	inst := &w.insts[ii]
 	load := &w.cfg.Groups[w.clients[inst.client].group].RPC
-	if load.Rate <= 0 {
+	if !load.sends() {
 		return
 	}
 	inst.rpcGen++
@@ -292,6 +292,11 @@ func (w *world) startRPCs(ii uint32) {
 // interval is the mean time between two RPCs. A rate too low for any RPC
 // to arrive during a run gives sim.MaxDraw, not an overflowed duration.
 func (l *RPCLoad) interval() time.Duration { return sim.DurationOf(float64(time.Second) / l.Rate) }
+
+// sends reports whether the group's clients send RPCs at all; those of a
+// group that does not never pick, so their channels keep no
+// load-balancing state (rederive).
+func (l *RPCLoad) sends() bool { return l.Rate > 0 }
 
 // stopRPCs ends the instance's RPCs, as a process exit does: arrivals
 // stop, RPCs in flight vanish uncounted, an open failure window closes.

@@ -41,7 +41,7 @@ func (w *world) closeWindows() {
 func loadedInstances(cfg *Config) int {
 	n := 0
 	for _, g := range cfg.Groups {
-		if len(g.Servers) > 0 && g.RPC.Rate > 0 {
+		if len(g.Servers) > 0 && g.RPC.sends() {
 			n += g.Clients * len(g.Targets)
 		}
 	}

@@ -421,12 +421,10 @@ func (w *world) rederive(ii uint32) {
 		}
 		w.leaveSteady(ii)
 		c := &w.clients[inst.client]
-		if w.cfg.Groups[c.group].RPC.Rate <= 0 {
-			// Its client sends no RPCs: nothing reads the channel's
-			// load-balancing state (startRPCs).
-			inst.ch.SetConfigUnpicked(cfg, c.rng)
-		} else {
+		if w.cfg.Groups[c.group].RPC.sends() {
 			inst.ch.SetConfigWith(cfg, w.kernel.Now(), c.rng, &w.lbScratch)
+		} else {
+			inst.ch.SetConfigUnpicked(cfg, c.rng) // nothing will pick
 		}
 		w.configChanged(ii)
 	case w.resolverFailed(ii):
