@@ -10,46 +10,35 @@ import (
 // (one word, less than a line, a line and a word, many lines), and
 // nothing beyond it, which the sum of words set to their index shows.
 func TestOfReadsAWordOfEveryLineAndNothingPast(t *testing.T) {
-	for _, words := range []int{1, 3, 8, 9, 16, 159} {
-		t.Run(fmt.Sprint(words, " words"), func(t *testing.T) {
+	// Of of the words of b as one value of len(b) words.
+	for _, tt := range []struct {
+		words int
+		of    func(b []uint64) uint64
+	}{
+		{1, func(b []uint64) uint64 { return Of((*[1]uint64)(b)) }},
+		{3, func(b []uint64) uint64 { return Of((*[3]uint64)(b)) }},
+		{8, func(b []uint64) uint64 { return Of((*[8]uint64)(b)) }},
+		{9, func(b []uint64) uint64 { return Of((*[9]uint64)(b)) }},
+		{16, func(b []uint64) uint64 { return Of((*[16]uint64)(b)) }},
+		{159, func(b []uint64) uint64 { return Of((*[159]uint64)(b)) }},
+	} {
+		t.Run(fmt.Sprint(tt.words, " words"), func(t *testing.T) {
 			// The value is followed by a word that must not be read.
-			buf := make([]uint64, words+1)
+			buf := make([]uint64, tt.words+1)
 			for i := range buf {
-				buf[i] = 1 << (i % 64)
-				if i == words {
-					buf[i] = 1 << 63 // past the value: never in the sum
-				}
+				buf[i] = 1 << (i % 63)
 			}
+			buf[tt.words] = 1 << 63 // past the value: never in the sum
 			var want uint64
-			for i := 0; i < words; i += LineSize / 8 {
+			for i := 0; i < tt.words; i += LineSize / 8 {
 				want += buf[i]
 			}
-			want += buf[words-1]
-			got := of(buf[:words])
-			if got != want {
+			want += buf[tt.words-1]
+			if got := tt.of(buf[:tt.words]); got != want {
 				t.Errorf("read %#x, want %#x", got, want)
 			}
 		})
 	}
-}
-
-// of calls Of on the words of b as one value of their size.
-func of(b []uint64) uint64 {
-	switch len(b) {
-	case 1:
-		return Of((*[1]uint64)(b))
-	case 3:
-		return Of((*[3]uint64)(b))
-	case 8:
-		return Of((*[8]uint64)(b))
-	case 9:
-		return Of((*[9]uint64)(b))
-	case 16:
-		return Of((*[16]uint64)(b))
-	case 159:
-		return Of((*[159]uint64)(b))
-	}
-	panic("no such size")
 }
 
 // TestSliceReadsItsFirstLinesAndNothingPastItsLength: Slice reads a word
