@@ -13,6 +13,7 @@ import (
 // design. Independent runs use independent kernels.
 type Kernel struct {
 	h       Handler
+	ahead   Looker
 	now     Time
 	seq     uint64 // Seq of the last scheduled or reserved event
 	events  uint64 // events handed to h so far
@@ -36,7 +37,17 @@ func NewKernel(h Handler) *Kernel {
 	if h == nil {
 		panic("sim: NewKernel: nil Handler")
 	}
-	return &Kernel{h: h}
+	k := &Kernel{h: h}
+	k.ahead, _ = h.(Looker)
+	return k
+}
+
+// A Looker is a Handler that is shown, before an event runs, an event
+// likely to run soon after it, so that it can bring that event's state
+// into the processor's caches meanwhile. Ahead must not change anything
+// an event can observe.
+type Looker interface {
+	Ahead(ev *Event)
 }
 
 // Now returns the current virtual time: while an event runs, its At; after
@@ -148,6 +159,9 @@ func (k *Kernel) Watch(at uint64, fn func(events uint64) (next uint64)) {
 // any samples due on the way. Events after until stay pending; a later
 // Run continues with them.
 //
+// Before each event, a Handler that is a [Looker] is shown the event
+// likely to run after it, when the queue has one at hand.
+//
 // If [Kernel.Stop] is called, Run returns as soon as the current event or
 // sample is done, with the clock at that event's or sample's time.
 //
@@ -183,6 +197,11 @@ func (k *Kernel) Run(until Time) {
 		k.now = ev.At
 		k.ranAt, k.ranSeq = ev.At, ev.Seq
 		k.events++
+		if k.ahead != nil {
+			if nx := k.q.peek(); nx != nil {
+				k.ahead.Ahead(nx)
+			}
+		}
 		k.h.HandleEvent(k, ev)
 		if k.events == k.watchAt {
 			next := k.watch(k.events)

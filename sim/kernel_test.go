@@ -512,3 +512,102 @@ func testRestart(t *testing.T, newKernel func(Handler) *Kernel) {
 		lk.Restart(0)
 	})
 }
+
+// looker is a recorder that is a Looker: it records, for each event it
+// handles, the event Ahead showed just before it ran, if any.
+type looker struct {
+	recorder
+	shown    Event
+	has      bool
+	showings []struct {
+		ev  Event
+		has bool
+	}
+}
+
+func (l *looker) Ahead(ev *Event) { l.shown, l.has = *ev, true }
+
+func (l *looker) HandleEvent(k *Kernel, ev Event) {
+	l.showings = append(l.showings, struct {
+		ev  Event
+		has bool
+	}{l.shown, l.has})
+	l.has = false
+	l.recorder.HandleEvent(k, ev)
+}
+
+// TestALookerIsShownTheEventAfterTheOneThatRuns: before each event runs,
+// a Looker is shown the event that runs after it when that one is at hand
+// (ties, the same 256 ns, the next blocks of 256 ns), and otherwise an
+// event still to run or nothing; never one that ran. Being shown events
+// changes nothing of the run.
+func TestALookerIsShownTheEventAfterTheOneThatRuns(t *testing.T) {
+	near := []Time{3, 3, 3, 10, 200, 255, 256, 600, 1000, 9000, 60000}
+	r := NewStream(7, "looker")
+	var far []Time
+	for range 500 {
+		far = append(far, Time(r.Uint64()%uint64(2*time.Second)))
+	}
+	for _, tt := range []struct {
+		name  string
+		at    []Time
+		exact bool // every event but the last is shown the next one
+	}{
+		{"events near each other", near, true},
+		{"events far apart, scheduling more as they run", far, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := func(w interface {
+				Handler
+				rec() *recorder
+			}) *Kernel {
+				k := NewKernel(w)
+				for i, at := range tt.at {
+					k.Schedule(Event{At: at, Entity: uint32(i)})
+				}
+				w.rec().hook = func(k *Kernel, ev Event) {
+					if !tt.exact && ev.Entity%3 == 0 && ev.Kind < 4 {
+						k.Schedule(Event{At: k.Now() + Time(ev.Entity)*97, Entity: ev.Entity, Kind: ev.Kind + 1})
+					}
+				}
+				k.Run(Time(time.Hour))
+				return k
+			}
+			plain, l := &plainRecorder{}, &looker{}
+			run(plain)
+			run(l)
+			if !slices.Equal(l.got, plain.got) {
+				t.Fatal("the run with a Looker differs from the run without")
+			}
+			ran := map[uint64]int{} // Seq → index in the run
+			for i, ev := range l.got {
+				ran[ev.Seq] = i
+			}
+			shownNext := 0
+			for i, s := range l.showings {
+				if !s.has {
+					continue
+				}
+				j, ok := ran[s.ev.Seq]
+				if !ok || l.got[j] != s.ev || j <= i {
+					t.Fatalf("before event %d (%+v), shown %+v: not an event that runs after it", i, l.got[i], s.ev)
+				}
+				if j == i+1 {
+					shownNext++
+				}
+			}
+			if tt.exact && shownNext != len(l.got)-1 {
+				t.Errorf("shown the next event before %d of %d events, want all but the last", shownNext, len(l.got))
+			}
+			if shownNext == 0 {
+				t.Error("never shown the next event")
+			}
+		})
+	}
+}
+
+// plainRecorder is a recorder that is not a Looker.
+type plainRecorder struct{ recorder }
+
+func (p *plainRecorder) rec() *recorder { return &p.recorder }
+func (l *looker) rec() *recorder        { return &l.recorder }

@@ -179,6 +179,27 @@ func (q *queue) front() *Event {
 	return f
 }
 
+// peek returns, without changing the queue, the event likely to come
+// next, if one is at hand: the next of the current slot, the first of the
+// next occupied slot of level 0 (both then the next event, unless one in
+// early or reserved comes first), or the first filed in the next occupied
+// slot of level 1, which holds a stretch of 256 ns. It returns nil when
+// finding one would take more: the slots of higher levels are not in
+// order. Kernel.Run shows it to a Looker.
+func (q *queue) peek() *Event {
+	s := &q.slots[0][q.cur&slotMask]
+	if q.head < s.n {
+		return &s.ev[q.head]
+	}
+	if i, ok := q.nextUsed(0, q.cur&slotMask+1); ok {
+		return &q.slots[0][i].ev[0]
+	}
+	if i, ok := q.nextUsed(1, q.cur>>digitBits&slotMask+1); ok {
+		return &q.slots[1][i].ev[0]
+	}
+	return nil
+}
+
 // pop removes the event front returned. It must follow a call to front
 // that returned an event, with no change to the queue in between.
 func (q *queue) pop() {
