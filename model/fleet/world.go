@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/xdssim/xdssim/internal/prefetch"
 	"github.com/xdssim/xdssim/model/controlplane"
 	"github.com/xdssim/xdssim/model/dataplane"
 	"github.com/xdssim/xdssim/model/network"
@@ -411,6 +412,29 @@ func build(cfg Config) (*world, error) {
 func (w *world) clientName(id uint32) string {
 	c := &w.clients[id]
 	return fmt.Sprintf("%s/%d", w.cfg.Groups[c.group].Name, c.index)
+}
+
+// Ahead asks for the state that event ev, which runs soon, reads first
+// (sim.Looker): for a response, its connection, instance and XdsClient,
+// so that their lines arrive while the event before it runs. It reads
+// only what leads to them, and changes nothing.
+func (w *world) Ahead(ev *sim.Event) {
+	switch ev.Kind {
+	case kindToClient, kindProcessed:
+		c := &w.conns[ev.Entity]
+		prefetch.Hint(c)
+		inst := &w.insts[c.inst]
+		prefetch.Hint(inst)
+		if x := inst.xds; x != nil {
+			x.Hint()
+		}
+	case kindToServer, kindAttemptEnd, kindBackoffTimer, kindKeepalive:
+		prefetch.Hint(&w.conns[ev.Entity])
+	case kindXDSTimer:
+		prefetch.Hint(&w.timers.slots[ev.Entity])
+	case kindRPCArrival:
+		prefetch.Hint(&w.insts[ev.Entity])
+	}
 }
 
 // HandleEvent runs one event of the fleet world.

@@ -317,6 +317,10 @@ func (c *Client) Profile() Profile { return *c.prof }
 // Target returns the instance's pool key.
 func (c *Client) Target() string { return c.target }
 
+// Hint asks the processor to bring the client's state into its caches
+// (package prefetch), for an input to come soon.
+func (c *Client) Hint() { prefetch.Hint(c.b) }
+
 func (c *Client) begin(now time.Duration) {
 	// The input reads a dozen lines of the block: they are fetched
 	// together (package prefetch), kept so that the reads are made.
