@@ -599,6 +599,10 @@ func (w *world) receive(ci uint32, m *discoverypb.DiscoveryResponse) {
 		w.traceReceive(ci, resp)
 	}
 	w.xdsInput(c.inst, inResponse, int(c.local), w.insts[c.inst].xds.DecodedResponseReceived(w.now(), int(c.local), resp))
+	// Nothing keeps m past its reading (its decoded form is the cache's,
+	// and the client keeps nothing of that): its server builds a later
+	// response in it.
+	w.servers[c.cp].Recycle(m)
 }
 
 // failStream ends conn ci's stream on both sides with st, and tells the
