@@ -205,7 +205,7 @@ func TestTheWorkQueueHoldsAboutItsJobs(t *testing.T) {
 			t.Fatalf("after %d jobs: %d blocks for %d jobs", i+2, len(q.blocks), n-i-2)
 		}
 	}
-	if len(q.blocks) > 1 || len(q.spare) > 2 {
+	if len(q.blocks) > 1 || len(q.spare) > maxSpareBlocks {
 		t.Errorf("empty queue: %d blocks, %d spare", len(q.blocks), len(q.spare))
 	}
 	// It goes on from where it was.
