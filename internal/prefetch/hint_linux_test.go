@@ -27,6 +27,7 @@ func TestHintReadsNothing(t *testing.T) {
 	Hint((*[3]uint64)(unsafe.Add(closed, 5)))
 	Hint((*[1000]byte)(unsafe.Add(closed, 64)))
 	Hint((*[0]byte)(closed))
+	HintAs[[300]byte]((*uint64)(unsafe.Add(closed, 16)))
 	// The value straddles the readable page and the closed one.
 	Hint((*[256]byte)(unsafe.Add(closed, -100)))
 

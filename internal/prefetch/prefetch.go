@@ -57,3 +57,9 @@ func lines(p unsafe.Pointer, n uintptr) uint64 {
 func Hint[T any](p *T) {
 	hint(unsafe.Pointer(p), unsafe.Sizeof(*p))
 }
+
+// HintAs is Hint of a T whose first field is *p (the T is allocated
+// whole): it asks for the T's lines without reading *p to find the T.
+func HintAs[T, P any](p *P) {
+	hint(unsafe.Pointer(p), unsafe.Sizeof(*new(T)))
+}

@@ -319,7 +319,7 @@ func (c *Client) Target() string { return c.target }
 
 // Hint asks the processor to bring the client's state into its caches
 // (package prefetch), for an input to come soon.
-func (c *Client) Hint() { prefetch.Hint(c.b) }
+func (c *Client) Hint() { prefetch.HintAs[clientBlock](c) } // c is its block's first field
 
 func (c *Client) begin(now time.Duration) {
 	// The input reads a dozen lines of the block: they are fetched

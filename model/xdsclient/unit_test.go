@@ -624,3 +624,19 @@ func TestAClientBlockFitsItsSizeClass(t *testing.T) {
 		t.Errorf("clientBlock is %d bytes, more than the 1 272 its size class holds", n)
 	}
 }
+
+// TestAClientIsItsBlocksFirstField: Client.Hint asks for the block from
+// the client's own address, which holds only if every client is the first
+// field of the block New allocates.
+func TestAClientIsItsBlocksFirstField(t *testing.T) {
+	if off := unsafe.Offsetof(clientBlock{}.c); off != 0 {
+		t.Errorf("the Client is at byte %d of its block, not 0", off)
+	}
+	c, err := New(Config{Bootstrap: Bootstrap{Servers: []ServerConfig{{URI: "a"}}}, Profile: GRPCGo()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.Pointer(c) != unsafe.Pointer(c.b) {
+		t.Error("New's client is not at the start of its block")
+	}
+}
