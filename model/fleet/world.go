@@ -93,13 +93,18 @@ type world struct {
 	clients []client
 	insts   []instance
 	conns   []conn
-	servers []*controlplane.Server
-	faults  *network.Faults
-	edges   []network.Edge
-	timers  timerSlots
-	decoded decodeCache
-	xq      effectQueue
-	effects xdsclient.Effects // the XdsClients' shared effect buffer
+	// connInst and xdsOf repeat conns[ci].inst and insts[ii].xds for
+	// Ahead: 4 and 8 bytes an entry, they stay in the caches, so finding
+	// an event's state to ask for waits for no memory.
+	connInst []uint32
+	xdsOf    []*xdsclient.Client
+	servers  []*controlplane.Server
+	faults   *network.Faults
+	edges    []network.Edge
+	timers   timerSlots
+	decoded  decodeCache
+	xq       effectQueue
+	effects  xdsclient.Effects // the XdsClients' shared effect buffer
 	// lbScratch holds the buffers a channel's new config is built in.
 	lbScratch dataplane.Scratch
 	// poolKeys are, per group, its targets' XdsClient pool keys
@@ -341,6 +346,8 @@ func build(cfg Config) (*world, error) {
 	}
 	w.insts = make([]instance, 0, insts)
 	w.conns = make([]conn, 0, conns)
+	w.connInst = make([]uint32, 0, conns)
+	w.xdsOf = make([]*xdsclient.Client, insts)
 	w.groups = make([]groupCounters, len(cfg.Groups))
 	byGroup := make(map[string][]uint32, len(cfg.Groups))
 	for gi, g := range cfg.Groups {
@@ -421,11 +428,10 @@ func (w *world) clientName(id uint32) string {
 func (w *world) Ahead(ev *sim.Event) {
 	switch ev.Kind {
 	case kindToClient, kindProcessed:
-		c := &w.conns[ev.Entity]
-		prefetch.Hint(c)
-		inst := &w.insts[c.inst]
-		prefetch.Hint(inst)
-		if x := inst.xds; x != nil {
+		ii := w.connInst[ev.Entity]
+		prefetch.Hint(&w.conns[ev.Entity])
+		prefetch.Hint(&w.insts[ii])
+		if x := w.xdsOf[ii]; x != nil {
 			x.Hint()
 		}
 	case kindToServer, kindAttemptEnd, kindBackoffTimer, kindKeepalive:

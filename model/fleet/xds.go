@@ -96,6 +96,7 @@ func (w *world) addInstances(id uint32) {
 				w.fx.primary[network.Idle]++
 			}
 			w.conns = append(w.conns, cn)
+			w.connInst = append(w.connInst, ii)
 		}
 	}
 }
@@ -126,7 +127,7 @@ func (w *world) startInstances(id uint32) {
 			panic(fmt.Sprintf("fleet: client %s: %v", w.clientName(id), err)) // the scenario was validated
 		}
 		inst := &w.insts[ii]
-		inst.xds = x
+		inst.xds, w.xdsOf[ii] = x, x
 		for k := range uint32(inst.nconns) {
 			w.conns[inst.firstConn+k].flags &^= connReadPaused // a new XdsClient reads
 		}
@@ -181,7 +182,7 @@ func (w *world) stopInstances(id uint32) {
 		if inst.xds != nil {
 			inst.xds.Retire() // its gauges leave the group's A78 sums
 		}
-		inst.fallback, inst.complete, inst.xds = false, false, nil
+		inst.fallback, inst.complete, inst.xds, w.xdsOf[ii] = false, false, nil, nil
 		w.stopRPCs(ii)
 	}
 }
