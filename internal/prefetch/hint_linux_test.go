@@ -28,6 +28,8 @@ func TestHintReadsNothing(t *testing.T) {
 	Hint((*[1000]byte)(unsafe.Add(closed, 64)))
 	Hint((*[0]byte)(closed))
 	HintAs[[300]byte]((*uint64)(unsafe.Add(closed, 16)))
+	HintSlice(unsafe.Slice((*uint64)(closed), 100), 4)
+	HintSlice(unsafe.Slice((*uint64)(closed), 0), 4)
 	// The value straddles the readable page and the closed one.
 	Hint((*[256]byte)(unsafe.Add(closed, -100)))
 

@@ -63,3 +63,10 @@ func Hint[T any](p *T) {
 func HintAs[T, P any](p *P) {
 	hint(unsafe.Pointer(p), unsafe.Sizeof(*new(T)))
 }
+
+// HintSlice is Hint of s's elements, at most max lines from its start.
+func HintSlice[T any](s []T, max int) {
+	if n := min(uintptr(len(s))*unsafe.Sizeof(*new(T)), uintptr(max)*LineSize); n > 0 {
+		hint(unsafe.Pointer(unsafe.SliceData(s)), n)
+	}
+}

@@ -178,6 +178,15 @@ func (ch *Channel) Warm() uint64 {
 	return x
 }
 
+// Hint asks for what a config update reads of the channel apart from the
+// channel itself, its clusters' subchannels (package prefetch), without
+// waiting for them.
+func (ch *Channel) Hint() {
+	for i := range ch.cls {
+		prefetch.HintSlice(ch.cls[i].subs, 4)
+	}
+}
+
 // Config returns the channel's config; nil before it has one.
 func (ch *Channel) Config() *Config { return ch.cfg }
 

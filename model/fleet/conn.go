@@ -595,6 +595,7 @@ func (w *world) receive(ci uint32, m *discoverypb.DiscoveryResponse) {
 	// Handling the response reads most lines of the instance: they are
 	// fetched together (package prefetch).
 	w.warm += prefetch.Of(&w.insts[c.inst]) + prefetch.Of(m)
+	w.insts[c.inst].ch.Hint() // a change of config reads them
 	resp := w.decoded.response(m)
 	if w.tracingConn(ci) {
 		w.traceReceive(ci, resp)
