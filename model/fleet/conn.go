@@ -592,15 +592,16 @@ func (w *world) responseProcessed(ev sim.Event) {
 // receive hands a response the client has read to its XdsClient.
 func (w *world) receive(ci uint32, m *discoverypb.DiscoveryResponse) {
 	c := &w.conns[ci]
+	inst := &w.insts[c.inst]
 	// Handling the response reads most lines of the instance: they are
 	// fetched together (package prefetch).
-	w.warm += prefetch.Of(&w.insts[c.inst]) + prefetch.Of(m)
-	w.insts[c.inst].ch.Hint() // a change of config reads them
+	w.warm += prefetch.Of(inst) + prefetch.Of(m)
+	inst.ch.Hint() // a change of config reads them
 	resp := w.decoded.response(m)
 	if w.tracingConn(ci) {
 		w.traceReceive(ci, resp)
 	}
-	w.xdsInput(c.inst, inResponse, int(c.local), w.insts[c.inst].xds.DecodedResponseReceived(w.now(), int(c.local), resp))
+	w.xdsInput(c.inst, inResponse, int(c.local), inst.xds.DecodedResponseReceived(w.now(), int(c.local), resp))
 	// Nothing keeps m past its reading (its decoded form is the cache's,
 	// and the client keeps nothing of that): its server builds a later
 	// response in it.
